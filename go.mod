@@ -1,0 +1,3 @@
+module github.com/llmstream/llmstream
+
+go 1.26

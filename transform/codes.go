@@ -1,0 +1,26 @@
+package transform
+
+// The error codes that end a stream (KindError). Violation codes are the
+// parsers' own and are declared beside them.
+const (
+	// CodeProviderError: the upstream refused the request before streaming
+	// (non-2xx status, unreachable, not a chat completion).
+	CodeProviderError = "provider_error"
+	// CodeUpstreamError: the upstream broke off, sent a malformed chunk or an
+	// in-stream {"error": …} object, or ended without finishing.
+	CodeUpstreamError = "upstream_error"
+	// CodeUpstreamTimeout: no upstream byte for the route's idle_timeout.
+	CodeUpstreamTimeout = "upstream_timeout"
+	// CodeModelParsingError: the model's whole reply was <<ParsingError>>
+	// (specs/000 §2).
+	CodeModelParsingError = "model_parsing_error"
+
+	// Limit codes: each names the limit (Limits) that was exceeded.
+	CodeSSELineTooLong   = "sse_line_too_long"
+	CodeReplyTooLarge    = "reply_too_large"
+	CodeTagTooLong       = "tag_too_long"
+	CodeBlockTooLong     = "block_too_long"
+	CodeKeyTooLong       = "key_too_long"
+	CodeJSONTooDeep      = "json_too_deep"
+	CodeTooManyToolCalls = "too_many_tool_calls"
+)

@@ -1,0 +1,46 @@
+package transform
+
+import "time"
+
+// Encoder writes events in one client protocol (gymbro, jsonseq, skillpet,
+// aisdk, openai). Its methods append to the caller's buffer, like
+// strconv.AppendInt, and never write anywhere else. An Encoder is stateful
+// (sequence numbers, open parts) and serves one stream.
+type Encoder interface {
+	// Begin appends what the protocol sends when the stream opens, before
+	// any upstream event (gymbro/jsonseq status queued and working, aisdk
+	// start).
+	Begin(dst []byte) []byte
+	// AppendEvent appends the encoding of ev. A KindFinish or KindError
+	// makes it append the protocol's terminal event(s); nothing follows.
+	AppendEvent(dst []byte, ev Event) []byte
+	// AppendHeartbeat appends a keep-alive for a silent upstream.
+	AppendHeartbeat(dst []byte, now time.Time) []byte
+}
+
+// Meta is what an encoder knows of its request beyond the events.
+type Meta struct {
+	// MessageID is generated per request; RequestID is the X-Request-Id
+	// value (the client's, or a generated one).
+	MessageID, RequestID string
+	// Provider and EndpointID are reported in status, completed and error.
+	Provider   string
+	EndpointID int
+	// Model is the model the request asked for, reported until the upstream
+	// names its own.
+	Model string
+	// ConversationID is skillpet's done.conversationId.
+	ConversationID string
+	// NoThinking suppresses reasoning (skillpet enableThinking: false).
+	NoThinking bool
+	// Stream is false when an openai client asked for one JSON completion.
+	Stream bool
+	// ReasoningTitle is the phase title for reasoning that has none.
+	ReasoningTitle string
+	// Created is the stream's start time (openai "created", skillpet
+	// tool_args_heartbeat pacing).
+	Created time.Time
+	// Now returns the current time; tests inject a clock. Nil means
+	// time.Now.
+	Now func() time.Time
+}

@@ -1,0 +1,180 @@
+// Package transform is the pure-Go core of llmstream: it decodes an
+// OpenAI-compatible upstream reply, parses the model's text incrementally and
+// re-encodes it in a client protocol. It knows nothing of Caddy or HTTP
+// handlers: bytes in, events out, bytes out.
+//
+// This package holds the one event model every format parser produces and
+// every protocol encoder consumes, the streaming interfaces, the limits and
+// the error codes. The parsers, the upstream decoder and the encoders live in
+// sub-packages named for what they hold.
+package transform
+
+import "strconv"
+
+// Kind says what an Event means. The set is deliberately small: adding a
+// format or a protocol never adds a kind (STYLE.md, "one event model").
+type Kind uint8
+
+// The event kinds. Start and end kinds always come in pairs: a parser that
+// emits XStart emits exactly one XEnd for it, also when the reply is cut off.
+const (
+	// KindRaw carries the model's reply text as written (Text), for protocols
+	// that forward the raw reply (gymbro content_delta). Every parser emits
+	// it for every input byte, in order; the ThinkingML parser escapes a
+	// literal <final> or </final> inside <thinking> (CONTRACT.md §4).
+	KindRaw Kind = iota
+	// KindReasoningStart opens free reasoning: a <think> block, the
+	// upstream's native reasoning_content, or an inline <think> prefix.
+	KindReasoningStart
+	// KindReasoningDelta carries reasoning text (Text).
+	KindReasoningDelta
+	// KindReasoningEnd closes the reasoning opened by KindReasoningStart.
+	KindReasoningEnd
+	// KindSerpSummary carries the whole <serp> summary (Text), once.
+	KindSerpSummary
+	// KindThinkingStart opens the phased reasoning section (<thinking>).
+	KindThinkingStart
+	// KindThinkingEnd closes it.
+	KindThinkingEnd
+	// KindPhaseStart opens phase Index with its complete title (Text).
+	KindPhaseStart
+	// KindPhaseDelta carries text of phase Index (Text).
+	KindPhaseDelta
+	// KindPhaseEnd closes phase Index.
+	KindPhaseEnd
+	// KindAnswerStart opens the answer (<final>, direct_response, message,
+	// or the whole of a text reply).
+	KindAnswerStart
+	// KindAnswerDelta carries answer text (Text), Markdown.
+	KindAnswerDelta
+	// KindAnswerEnd closes the answer.
+	KindAnswerEnd
+	// KindSerpQueries carries the cleaned search queries (List), once.
+	KindSerpQueries
+	// KindToolCallStart opens tool call Index with its ID and Name.
+	KindToolCallStart
+	// KindToolArgsDelta carries a raw fragment of the arguments JSON of tool
+	// call Index (Text), byte for byte as the model wrote it.
+	KindToolArgsDelta
+	// KindToolCallEnd closes tool call Index. It repeats ID and Name and
+	// carries the complete arguments JSON (Text; "{}" when the model sent
+	// none), so that encoders which need whole arguments keep no state.
+	KindToolCallEnd
+	// KindClarify carries a clarification request (Clarify), once.
+	KindClarify
+	// KindArtifacts carries the artifacts the model reported as a raw JSON
+	// array (Text), once.
+	KindArtifacts
+	// KindRouted says the upstream answered: Name is the model it reports,
+	// ID its request id (x-request-id), empty when unknown.
+	KindRouted
+	// KindUsage carries the upstream's usage object as raw JSON (Text).
+	KindUsage
+	// KindViolation reports a structural anomaly that did not stop the
+	// stream: Code names it, Offset is the byte offset in the reply text,
+	// Text a short detail (borrowed). The model's text still flows.
+	KindViolation
+	// KindFinish ends a successful stream: Code is the finish reason in
+	// OpenAI spelling ("stop", "length", "tool_calls", "content_filter").
+	// It is the last event; exactly one of KindFinish and KindError ends
+	// every stream.
+	KindFinish
+	// KindError ends a failed stream: Code names the failure (see codes.go),
+	// Text is a human-readable message (borrowed).
+	KindError
+
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	KindRaw:            "raw",
+	KindReasoningStart: "reasoning_start",
+	KindReasoningDelta: "reasoning_delta",
+	KindReasoningEnd:   "reasoning_end",
+	KindSerpSummary:    "serp_summary",
+	KindThinkingStart:  "thinking_start",
+	KindThinkingEnd:    "thinking_end",
+	KindPhaseStart:     "phase_start",
+	KindPhaseDelta:     "phase_delta",
+	KindPhaseEnd:       "phase_end",
+	KindAnswerStart:    "answer_start",
+	KindAnswerDelta:    "answer_delta",
+	KindAnswerEnd:      "answer_end",
+	KindSerpQueries:    "serp_queries",
+	KindToolCallStart:  "tool_call_start",
+	KindToolArgsDelta:  "tool_args_delta",
+	KindToolCallEnd:    "tool_call_end",
+	KindClarify:        "clarify",
+	KindArtifacts:      "artifacts",
+	KindRouted:         "routed",
+	KindUsage:          "usage",
+	KindViolation:      "violation",
+	KindFinish:         "finish",
+	KindError:          "error",
+}
+
+// String returns the kind's snake_case name, as logs and tests print it.
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// IsDelta reports whether k carries streamed text that may be cut anywhere:
+// adjacent deltas of the same kind and Index concatenate to the same meaning.
+func (k Kind) IsDelta() bool {
+	switch k {
+	case KindRaw, KindReasoningDelta, KindPhaseDelta, KindAnswerDelta, KindToolArgsDelta:
+		return true
+	}
+	return false
+}
+
+// Event is one unit of meaning in a streamed reply. Which fields are set
+// depends on Kind (see the Kind constants).
+//
+// Text is borrowed: it aliases the producer's input or scratch buffer and is
+// valid only until the emit call that delivered the event returns. A consumer
+// that keeps an event longer must Clone it. Strings and List are owned.
+type Event struct {
+	Kind Kind
+	// Index is the phase id for phase kinds and the tool call index (0, 1, …
+	// in order of appearance within the stream) for tool kinds.
+	Index int
+	// Text is the kind's bytes (see Kind); borrowed.
+	Text []byte
+	// Code is the violation or error code, or the finish reason.
+	Code string
+	// Name is the tool name, or the upstream model for KindRouted.
+	Name string
+	// ID is the tool call id, or the upstream request id for KindRouted.
+	ID string
+	// Offset is the byte offset in the reply text where a violation was found.
+	Offset int64
+	// List holds the serp queries of KindSerpQueries.
+	List []string
+	// Clarify is set on KindClarify.
+	Clarify *Clarify
+}
+
+// Clarify is a clarification the model asks of the user (specs/004 §7.2
+// ClarifyPayload).
+type Clarify struct {
+	Question string
+	Options  []string
+	Hint     string
+}
+
+// Clone returns a copy of ev whose Text no longer aliases the producer's
+// buffers.
+func (ev Event) Clone() Event {
+	if ev.Text != nil {
+		ev.Text = append([]byte(nil), ev.Text...)
+	}
+	return ev
+}
+
+// Emit receives events from a producer. Event.Text is valid only until the
+// call returns.
+type Emit func(Event)
