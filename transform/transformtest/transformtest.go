@@ -241,7 +241,9 @@ func describe(chunks [][]byte) string {
 // inside their open section, KindFinish or KindError comes at most once and
 // last, and every section is closed by the end, also when a KindError ends
 // the sequence: a producer closes what it opened before it reports a fatal
-// error, so that clients never see a dangling part.
+// error, so that clients never see a dangling part. The one exception is a
+// tool call whose arguments were cut off by the error: it stays open, since
+// ending it would present incomplete arguments as complete.
 func WellFormed(evs []transform.Event) error {
 	var reasoning, thinking, answer bool
 	phase := -1
@@ -255,7 +257,7 @@ func WellFormed(evs []transform.Event) error {
 		}
 		switch ev.Kind {
 		case transform.KindError:
-			if reasoning || thinking || answer || phase >= 0 || len(tools) > 0 {
+			if reasoning || thinking || answer || phase >= 0 {
 				return fail("error reported with sections still open")
 			}
 		case transform.KindReasoningStart:
@@ -323,6 +325,9 @@ func WellFormed(evs []transform.Event) error {
 			}
 			delete(tools, ev.Index)
 		}
+	}
+	if n := len(evs); n > 0 && evs[n-1].Kind == transform.KindError {
+		return nil // sections were checked at the error; tool calls may stay open
 	}
 	if reasoning || thinking || answer || phase >= 0 || len(tools) > 0 {
 		return fmt.Errorf("sections left open at the end: %s", Format(evs))
