@@ -1,0 +1,104 @@
+// Package config holds the settings of one llm_stream route: the handler's
+// JSON configuration (Route), and its validated, resolved form (Settings)
+// with prompt and tool files read and defaults applied. It is pure Go, with
+// no Caddy import: caddymodule embeds Route in its handler and parses the
+// Caddyfile into it (CONTRACT.md §3).
+package config
+
+import "github.com/llmstream/llmstream/transform"
+
+// Route is the llm_stream handler's configuration. caddymodule embeds it, so
+// its JSON tags are the Caddy JSON config and these comments are its
+// reference. Every field is optional except Protocol; Route.Load applies the
+// defaults stated here and checks the rest.
+type Route struct {
+	// RequestFormat is the body the client sends: "openai" (an OpenAI
+	// chat-completions request), "skillpet" (the skillpet POST /stream
+	// body, specs/002 §2.3) or "aisdk" (what the AI SDK's useChat posts).
+	// Default "openai".
+	RequestFormat string `json:"request_format,omitempty"`
+
+	// SystemPrompt lists files whose contents make the system prompt,
+	// concatenated in order, each with its trailing whitespace removed,
+	// separated by a blank line ("\n\n"). Caddy placeholders in them
+	// ({http.request.header.X-User}) are expanded per request; other
+	// braces are left alone. Relative paths are relative to the working
+	// directory. Default none.
+	SystemPrompt []string `json:"system_prompt,omitempty"`
+
+	// SystemPromptText is system prompt text given inline. It follows the
+	// SystemPrompt files, after a blank line. Default none.
+	SystemPromptText string `json:"system_prompt_text,omitempty"`
+
+	// SystemPromptMode says where the system prompt goes: "prepend" (a new
+	// first message), "append" (right after the client's last system
+	// message) or "replace" (instead of every client system message).
+	// Default "prepend".
+	SystemPromptMode string `json:"system_prompt_mode,omitempty"`
+
+	// Tools lists files of tool definitions added to every request. A .json
+	// file holds one tool object or an array of them; any other file is
+	// Markdown whose ```json blocks each hold one tool or an array. A tool
+	// is in OpenAI form {"type":"function","function":{"name":…}} or a bare
+	// function {"name","description","parameters"}. A client tool with the
+	// same function name is replaced. Default none.
+	Tools []string `json:"tools,omitempty"`
+
+	// Tool lists built-in tool definitions by name, added after the Tools
+	// files' tools. Known: "ask_user" (specs/002 §6). Default none.
+	Tool []string `json:"tool,omitempty"`
+
+	// ToolChoice sets the request's tool_choice: "auto", "none",
+	// "required", or the name of a configured tool to force. Default: the
+	// client's tool_choice is left as it is.
+	ToolChoice string `json:"tool_choice,omitempty"`
+
+	// Model overrides the model the request names. Required when
+	// RequestFormat is "skillpet" or "aisdk", whose bodies name none.
+	// Default: the client's model.
+	Model string `json:"model,omitempty"`
+
+	// MaxRequestBody is the largest request body accepted, in bytes; a
+	// larger one gets 413. Default 8000000 (Caddy's "8MB").
+	MaxRequestBody int64 `json:"max_request_body,omitempty"`
+
+	// Format is what the model writes: "thinkingml", "jsonl", "aiplan",
+	// "final_result", "text", or "auto" (decided from the reply's first
+	// bytes, CONTRACT.md §4). Default "auto".
+	Format string `json:"format,omitempty"`
+
+	// Protocol is what the client gets: "gymbro", "jsonseq", "skillpet",
+	// "aisdk" or "openai" (CONTRACT.md §5). Required.
+	Protocol string `json:"protocol,omitempty"`
+
+	// Heartbeat is the interval of keep-alives while the upstream is
+	// silent, a duration string ("15s") or nanoseconds. 0 disables them.
+	// Default 15s.
+	Heartbeat *Duration `json:"heartbeat,omitempty"`
+
+	// IdleTimeout ends the stream with an upstream_timeout error when the
+	// upstream sends no byte for this long. 0 disables it (the proxy's own
+	// timeouts still apply). Default 120s.
+	IdleTimeout *Duration `json:"idle_timeout,omitempty"`
+
+	// Provider is the provider name reported in status, completed and
+	// error events. Default "openai".
+	Provider string `json:"provider,omitempty"`
+
+	// EndpointID is the endpoint id reported in status, completed and
+	// error events. Default 0.
+	EndpointID int `json:"endpoint_id,omitempty"`
+
+	// ReasoningTitle is the phase title given to reasoning that has none.
+	// Default "Thought".
+	ReasoningTitle string `json:"reasoning_title,omitempty"`
+
+	// FallbackText is the answer sent when an aiplan reply is unusable and
+	// no answer text was sent yet. Default the message of specs/003
+	// (错误处理标准).
+	FallbackText string `json:"fallback_text,omitempty"`
+
+	// Limits bounds what one stream may buffer; each zero field takes its
+	// default (see transform.Limits).
+	Limits transform.Limits `json:"limits,omitempty"`
+}

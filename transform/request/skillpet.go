@@ -1,0 +1,121 @@
+package request
+
+import (
+	"github.com/llmstream/llmstream/transform"
+)
+
+// rewriteSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
+// projectId and message required; enableThinking, enableSearch,
+// attachments, conversationId optional) into an OpenAI request with one
+// user message and applies the openai rules to it (CONTRACT.md §3,
+// request_format skillpet). enableSearch has no OpenAI counterpart and is
+// not forwarded: whether the model searches is the route's prompt and
+// tools' business.
+func (s *Shaper) rewriteSkillpet(body []byte, prompt, mode string) ([]byte, Info, *Error) {
+	d, root, e := parseObject(body, missingParams)
+	if e != nil {
+		return nil, Info{}, e
+	}
+	// specs/002 §8 checks the parameters as JavaScript truthiness; a
+	// non-string projectId or message is refused too, since neither can
+	// become a conversation id or a message text unambiguously.
+	projectID := d.memberStr(root, "projectId")
+	if projectID == "" {
+		return nil, Info{}, missingParams("", "projectId is required")
+	}
+	msg := d.member(root, "message")
+	if d.kind(msg) != '"' || msg.end-msg.start == 2 {
+		return nil, Info{}, missingParams("", "message is required")
+	}
+
+	mid := make([]byte, 0, len(d)+len(s.Model)+64)
+	mid = append(mid, '{')
+	if s.Model != "" {
+		mid = append(mid, `"model":`...)
+		mid = transform.AppendJSONStringS(mid, s.Model)
+		mid = append(mid, ',')
+	}
+	mid = append(mid, `"messages":[{"role":"user","content":`...)
+	mid = appendSkillpetContent(mid, d, msg, d.member(root, "attachments"))
+	mid = append(mid, "}]}"...)
+
+	md := jsonDoc(mid)
+	out, info, e := s.splice(md, md.root(), prompt, mode)
+	if e != nil {
+		return nil, Info{}, e
+	}
+	info.Stream = true
+	info.ConversationID = d.memberStr(root, "conversationId")
+	if info.ConversationID == "" {
+		info.ConversationID = projectID
+	}
+	info.NoThinking = d.kind(d.member(root, "enableThinking")) == 'f'
+	return out, info, nil
+}
+
+// appendSkillpetContent appends the user message's content: the message
+// text, then the attachments (each {id, name, size, type, url,
+// processedData?}). An attachment whose type is image/* with a url becomes
+// an image_url part, making the content an array. Any other attachment
+// cannot be shown to an OpenAI model, so it is named in the text instead,
+// on a line "- name (type): url" under "Attachments:", for the model to
+// know it exists. processedData is not forwarded: its shape is the
+// backend's own (specs/002 §2.3 leaves it open).
+func appendSkillpetContent(dst []byte, d jsonDoc, msg, attachments span) []byte {
+	images := 0
+	var notes []byte // the "Attachments:" lines, unescaped
+	d.elements(attachments, func(a span) bool {
+		typ, u := d.memberStr(a, "type"), d.memberStr(a, "url")
+		if isImage(typ) && u != "" {
+			images++
+			return true
+		}
+		name := d.memberStr(a, "name")
+		if name == "" && u == "" {
+			return true
+		}
+		if notes == nil {
+			notes = append(notes, "\n\nAttachments:"...)
+		}
+		if name == "" {
+			name = "attachment"
+		}
+		notes = append(notes, "\n- "...)
+		notes = append(notes, name...)
+		if typ != "" {
+			notes = append(notes, " ("...)
+			notes = append(notes, typ...)
+			notes = append(notes, ')')
+		}
+		if u != "" {
+			notes = append(notes, ": "...)
+			notes = append(notes, u...)
+		}
+		return true
+	})
+	if images > 0 {
+		dst = append(dst, `[{"type":"text","text":`...)
+	}
+	// One string literal: the client's message as it sent it, escapes and
+	// all, then the notes escaped.
+	dst = append(dst, d[msg.start:msg.end-1]...)
+	if notes != nil {
+		mark := len(dst)
+		dst = transform.AppendJSONString(dst, notes)
+		dst = append(dst[:mark], dst[mark+1:]...) // drop the notes' opening quote
+	} else {
+		dst = append(dst, '"')
+	}
+	if images == 0 {
+		return dst
+	}
+	dst = append(dst, '}')
+	d.elements(attachments, func(a span) bool {
+		if u := d.member(a, "url"); isImage(d.memberStr(a, "type")) && d.kind(u) == '"' && u.end-u.start > 2 {
+			dst = append(dst, ',')
+			dst = appendImagePart(dst, d[u.start:u.end])
+		}
+		return true
+	})
+	return append(dst, ']')
+}
