@@ -1,0 +1,351 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrMalformed is returned, wrapped with the byte offset, for a chunk that is
+// not a JSON object. The caller ends the stream with
+// transform.CodeUpstreamError.
+var ErrMalformed = errors.New("upstream: malformed chunk")
+
+// Chunk is one decoded chat.completion.chunk (or chat.completion), reduced
+// to what llmstream uses. Its slices are borrowed: they alias the decoded
+// data or the decoder's scratch buffer and are valid until the next Decode.
+type Chunk struct {
+	// ID and Model are the chunk's id and model, as sent; empty when absent.
+	ID, Model []byte
+	// Content is choices[0].delta.content, JSON-unescaped.
+	Content []byte
+	// Reasoning is choices[0].delta.reasoning_content or .reasoning, which
+	// providers use as aliases (PARSING.md §5.7): the first non-empty of the
+	// two, reasoning_content first. A provider that mirrors one into the
+	// other gives the text once (OA02); an empty reasoning_content beside a
+	// non-empty reasoning gives the latter (OA03). When both are non-empty
+	// and differ, reasoning_content wins: it is the field the DeepSeek-style
+	// API defines, and reasoning is the alias.
+	Reasoning []byte
+	// ToolCalls are choices[0].delta.tool_calls, in array order (a delta may
+	// carry several: OA10).
+	ToolCalls []ToolCallDelta
+	// FinishReason is choices[0].finish_reason when it is a non-empty
+	// string: some providers send "" instead of null in every chunk.
+	FinishReason []byte
+	// Usage is the raw JSON of the usage object, when there is one (not
+	// null), often in a final chunk whose choices are empty.
+	Usage []byte
+	// Done reports that the SSE data was [DONE].
+	Done bool
+	// Err is set when the chunk reports an error instead of a reply: an
+	// {"error": {...}} object, a top-level "error" string, or a vLLM-style
+	// {"object": "error", "message": ...} body.
+	Err *UpstreamError
+}
+
+// ToolCallDelta is one element of a delta's tool_calls: a fragment of one
+// tool call. Its slices are borrowed like Chunk's.
+type ToolCallDelta struct {
+	// Index is the provider's index of the call, when HasIndex. An index
+	// that is not a non-negative integer below 1e9 counts as missing.
+	Index    int
+	HasIndex bool
+	// ID, Type and Name are the call's id, type and function.name, empty
+	// when this fragment lacks them.
+	ID, Type, Name []byte
+	// Arguments is a fragment of function.arguments, JSON-unescaped. An
+	// arguments value that is an object or array instead of a string (some
+	// OpenAI-compatible servers send one) is its raw JSON text.
+	Arguments []byte
+}
+
+// UpstreamError is an error the upstream reported inside its reply. Its
+// slices are borrowed like Chunk's.
+type UpstreamError struct {
+	// Message, Type and Code are the error's message, type and code. Code
+	// is the raw number when the provider sends a numeric code.
+	Message, Type, Code []byte
+}
+
+// Error returns the error as text, for logs; it copies the borrowed bytes.
+func (e *UpstreamError) Error() string {
+	msg := string(e.Message)
+	if len(e.Code) > 0 {
+		msg = string(e.Code) + ": " + msg
+	}
+	if len(e.Type) > 0 {
+		msg = string(e.Type) + ": " + msg
+	}
+	return "upstream error: " + msg
+}
+
+// ChunkDecoder decodes the chunks of one reply into a reused Chunk. It reads
+// each chunk in one pass, in place (no map, no reflection), and unescapes
+// strings into a scratch buffer it keeps, so that it does not allocate in
+// steady state. The zero value is ready to use; it is not safe for
+// concurrent use.
+type ChunkDecoder struct {
+	chunk   Chunk
+	calls   []ToolCallDelta
+	err     UpstreamError
+	scratch []byte
+}
+
+// Decode decodes the data of one SSE event of a streamed reply. The result
+// is valid until the next Decode and aliases data, which must not change
+// until then. An empty (all-whitespace) data is an empty Chunk, as some
+// proxies send "data:" as a keep-alive. The error wraps ErrMalformed.
+func (d *ChunkDecoder) Decode(data []byte) (*Chunk, error) {
+	c := d.reset()
+	if t := trimSpace(data); string(t) == "[DONE]" {
+		c.Done = true
+		return c, nil
+	} else if len(t) == 0 {
+		return c, nil
+	}
+	return c, d.decode(data, "delta")
+}
+
+// reset readies the reused Chunk and buffers for the next document.
+func (d *ChunkDecoder) reset() *Chunk {
+	d.scratch = d.scratch[:0]
+	d.err = UpstreamError{}
+	d.chunk = Chunk{ToolCalls: d.calls[:0]}
+	return &d.chunk
+}
+
+// decode reads one document into d.chunk; choice names the member of
+// choices[0] that holds the reply ("delta" or "message").
+func (d *ChunkDecoder) decode(data []byte, choice string) error {
+	c := &d.chunk
+	cur := cursor{data: data}
+	var objectIsError bool
+	var topMessage, topType, topCode []byte
+	top := cur.openObject(0)
+	for key, ok := top.next(); ok; key, ok = top.next() {
+		switch string(key) {
+		case "id":
+			c.ID = d.text(top.raw())
+		case "model":
+			c.Model = d.text(top.raw())
+		case "choices":
+			if choices, ok := top.array(); ok {
+				d.choices(&choices, choice)
+			}
+		case "usage":
+			if raw := top.raw(); len(raw) > 0 && raw[0] == '{' {
+				c.Usage = raw
+			}
+		case "error":
+			d.error(&top)
+		case "object":
+			objectIsError = string(top.raw()) == `"error"`
+		case "message":
+			topMessage = top.raw()
+		case "type":
+			topType = top.raw()
+		case "code":
+			topCode = top.raw()
+		}
+	}
+	if !cur.bad {
+		cur.skipSpace()
+		if cur.i < len(data) {
+			cur.fail() // text after the object
+		}
+	}
+	if cur.bad {
+		d.calls = c.ToolCalls
+		return fmt.Errorf("upstream: byte %d of %d: %w", cur.at, len(data), ErrMalformed)
+	}
+	if objectIsError && c.Err == nil {
+		// vLLM and SGLang report an in-stream error as a top-level
+		// {"object": "error", "message": …, "type": …, "code": …}.
+		d.err = UpstreamError{Message: d.text(topMessage), Type: d.text(topType), Code: d.code(topCode)}
+		c.Err = &d.err
+	}
+	d.calls = c.ToolCalls // keep the grown array for the next chunk
+	return nil
+}
+
+// choices reads choices[0] and skips the rest (n=1, see the package doc).
+func (d *ChunkDecoder) choices(choices *array, choice string) {
+	for i := 0; choices.next(); i++ {
+		if i > 0 {
+			continue
+		}
+		ch, ok := choices.object()
+		if !ok {
+			continue
+		}
+		for key, ok := ch.next(); ok; key, ok = ch.next() {
+			switch string(key) {
+			case "finish_reason":
+				// Some providers send "" instead of null until the end.
+				if r := d.text(ch.raw()); len(r) > 0 {
+					d.chunk.FinishReason = r
+				}
+			case choice:
+				if msg, ok := ch.object(); ok {
+					d.message(&msg, choice == "message")
+				}
+			}
+		}
+	}
+}
+
+// message reads a delta (or a completion's message).
+func (d *ChunkDecoder) message(msg *object, complete bool) {
+	c := &d.chunk
+	var reasoningContent, reasoning []byte
+	for key, ok := msg.next(); ok; key, ok = msg.next() {
+		switch string(key) {
+		case "content":
+			c.Content = d.text(msg.raw())
+		case "reasoning_content":
+			reasoningContent = msg.raw()
+		case "reasoning":
+			reasoning = msg.raw()
+		case "tool_calls":
+			if calls, ok := msg.array(); ok {
+				d.toolCalls(&calls, complete)
+			}
+		}
+	}
+	// The aliases (Chunk.Reasoning): only the one kept is unescaped.
+	if c.Reasoning = d.text(reasoningContent); len(c.Reasoning) == 0 {
+		c.Reasoning = d.text(reasoning)
+	}
+}
+
+// toolCalls reads a tool_calls array. In a completion (complete) each call
+// is whole and has no index: its position in the array is its index.
+func (d *ChunkDecoder) toolCalls(calls *array, complete bool) {
+	c := &d.chunk
+	for pos := 0; calls.next(); pos++ {
+		call, ok := calls.object()
+		if !ok {
+			continue
+		}
+		var tc ToolCallDelta
+		for key, ok := call.next(); ok; key, ok = call.next() {
+			switch string(key) {
+			case "index":
+				tc.Index, tc.HasIndex = parseIndex(call.raw())
+			case "id":
+				tc.ID = d.text(call.raw())
+			case "type":
+				tc.Type = d.text(call.raw())
+			case "function":
+				if fn, ok := call.object(); ok {
+					d.function(&fn, &tc)
+				}
+			}
+		}
+		if complete {
+			tc.Index, tc.HasIndex = pos, true
+		}
+		c.ToolCalls = append(c.ToolCalls, tc)
+	}
+}
+
+func (d *ChunkDecoder) function(fn *object, tc *ToolCallDelta) {
+	for key, ok := fn.next(); ok; key, ok = fn.next() {
+		switch string(key) {
+		case "name":
+			tc.Name = d.text(fn.raw())
+		case "arguments":
+			raw := fn.raw()
+			if len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') {
+				tc.Arguments = raw
+			} else {
+				tc.Arguments = d.text(raw)
+			}
+		}
+	}
+}
+
+// error reads the value of an "error" member: an object with message, type
+// and code, or a string message.
+func (d *ChunkDecoder) error(top *object) {
+	c := &d.chunk
+	if obj, ok := top.object(); ok {
+		var e UpstreamError
+		for key, ok := obj.next(); ok; key, ok = obj.next() {
+			switch string(key) {
+			case "message":
+				e.Message = d.text(obj.raw())
+			case "type":
+				e.Type = d.text(obj.raw())
+			case "code":
+				e.Code = d.code(obj.raw())
+			}
+		}
+		d.err = e
+		c.Err = &d.err
+		return
+	}
+	if raw := top.raw(); isString(raw) {
+		d.err = UpstreamError{Message: d.text(raw)}
+		c.Err = &d.err
+	}
+}
+
+// text returns the content of a raw JSON string: a slice of the input when
+// it has no escape, else its unescaped copy in the scratch buffer. Anything
+// but a string gives nil.
+func (d *ChunkDecoder) text(raw []byte) []byte {
+	if !isString(raw) {
+		return nil
+	}
+	s := raw[1 : len(raw)-1]
+	if !hasBackslash(s) {
+		return s
+	}
+	start := len(d.scratch)
+	d.scratch = appendUnescaped(d.scratch, s)
+	// The capacity is cut so that a caller appending to one field cannot
+	// overwrite the next.
+	return d.scratch[start:len(d.scratch):len(d.scratch)]
+}
+
+// code returns an error code: a string's content, or a number as sent.
+func (d *ChunkDecoder) code(raw []byte) []byte {
+	if isString(raw) {
+		return d.text(raw)
+	}
+	if len(raw) > 0 && !isNull(raw) {
+		return raw
+	}
+	return nil
+}
+
+// parseIndex reads a tool call index: a non-negative integer below 1e9.
+func parseIndex(raw []byte) (int, bool) {
+	if len(raw) == 0 || len(raw) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, b := range raw {
+		if b < '0' || b > '9' {
+			return 0, false
+		}
+		n = n*10 + int(b-'0')
+	}
+	return n, true
+}
+
+func trimSpace(p []byte) []byte {
+	c := cursor{data: p}
+	c.skipSpace()
+	p = p[c.i:]
+	for len(p) > 0 {
+		switch p[len(p)-1] {
+		case ' ', '\t', '\n', '\r':
+			p = p[:len(p)-1]
+			continue
+		}
+		break
+	}
+	return p
+}

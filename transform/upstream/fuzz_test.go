@@ -1,0 +1,203 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
+)
+
+// deltasFromBytes turns fuzz input into tool call deltas. Each delta takes
+// two bytes, then up to 7 bytes of arguments: the first chooses the index
+// (none, 0, 1 or 2), the id (none, a, b, c) and the name (none, f, g, f);
+// the second the length of the arguments.
+func deltasFromBytes(p []byte) []ToolCallDelta {
+	ids := []string{"", "a", "b", "c"}
+	names := []string{"", "f", "g", "f"}
+	var ds []ToolCallDelta
+	for len(p) >= 2 {
+		sel, n := p[0], int(p[1]%8)
+		p = p[2:]
+		n = min(n, len(p))
+		ds = append(ds, td(int(sel&3)-1, ids[sel>>2&3], names[sel>>4&3], string(p[:n])))
+		p = p[n:]
+	}
+	return ds
+}
+
+// FuzzToolCallAssembly checks the assembler on any sequence of deltas: no
+// panic, well-formed events, the arguments at KindToolCallEnd equal to the
+// concatenation of the call's KindToolArgsDelta texts (or "{}"), calls
+// started in Index order, and, for plain deltas, every argument byte fed
+// delivered exactly once.
+func FuzzToolCallAssembly(f *testing.F) {
+	f.Add([]byte("\x15\x03{\"a\x01\x02:1\x00\x01}"), false)
+	f.Add([]byte("\x00\x04{\"q\"\x15\x02:1\x26\x02{}\x05\x01}"), false)
+	f.Add([]byte("\x15\x04{\"co\x15\x06{\"coun\x01\x07{\"count"), true)
+	f.Add([]byte("\x19\x00\x1d\x00\x21\x00\x25\x00\x15\x00"), false)
+	f.Fuzz(func(t *testing.T, p []byte, cumulative bool) {
+		deltas := deltasFromBytes(p)
+		tc := ToolCalls{MaxCalls: 4, Cumulative: cumulative}
+		evs, err := assemble(&tc, true, deltas...)
+		if err != nil {
+			if !errors.Is(err, ErrTooManyToolCalls) && !errors.Is(err, ErrNotCumulative) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			evs = append(evs, transform.Event{Kind: transform.KindError, Code: transform.CodeUpstreamError})
+		}
+		if werr := transformtest.WellFormed(evs); werr != nil {
+			t.Fatal(werr)
+		}
+		args := map[int][]byte{}
+		delivered, next := 0, 0
+		for _, ev := range evs {
+			switch ev.Kind {
+			case transform.KindToolCallStart:
+				if ev.Index != next {
+					t.Fatalf("call started with Index %d, want %d: %s", ev.Index, next, transformtest.Format(evs))
+				}
+				next++
+			case transform.KindToolArgsDelta:
+				if len(ev.Text) == 0 {
+					t.Fatalf("empty arguments delta: %s", transformtest.Format(evs))
+				}
+				args[ev.Index] = append(args[ev.Index], ev.Text...)
+				delivered += len(ev.Text)
+			case transform.KindToolCallEnd:
+				want := args[ev.Index]
+				if len(want) == 0 {
+					want = []byte("{}")
+				}
+				if !bytes.Equal(ev.Text, want) {
+					t.Fatalf("call %d ended with %q, its deltas say %q", ev.Index, ev.Text, want)
+				}
+			}
+		}
+		if err == nil && !cumulative {
+			fed := 0
+			for _, d := range deltas {
+				fed += len(d.Arguments)
+			}
+			if fed != delivered {
+				t.Fatalf("%d argument bytes fed, %d delivered: %s", fed, delivered, transformtest.Format(evs))
+			}
+		}
+	})
+}
+
+// FuzzChunkDecoder checks the decoder on any data: no panic, every valid
+// JSON object accepted, and, for valid UTF-8 JSON without duplicate keys,
+// content and reasoning equal to what encoding/json decodes (differential
+// test, PARSING.md §5.11).
+func FuzzChunkDecoder(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.sse")
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				f.Add(data)
+			}
+		}
+	}
+	f.Add([]byte(chunkJSON(`{"content":"a\ud83d\ude00\ud800x\u00e9\\","reasoning_content":"","reasoning":"r"}`)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d ChunkDecoder
+		c, err := d.Decode(data)
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(data, &doc) != nil || doc == nil {
+			return // not an object
+		}
+		if err != nil {
+			t.Fatalf("valid JSON object rejected: %v", err)
+		}
+		if hasDuplicateKeys(data) {
+			return
+		}
+		// Maps, not structs: encoding/json matches struct fields without
+		// regard to case, the decoder (like OpenAI) does not.
+		var choices []json.RawMessage
+		var choice, delta map[string]json.RawMessage
+		if json.Unmarshal(doc["choices"], &choices) != nil || len(choices) == 0 ||
+			json.Unmarshal(choices[0], &choice) != nil || choice == nil {
+			return // choices of another shape: nothing to compare
+		}
+		if json.Unmarshal(choice["delta"], &delta) != nil {
+			delta = nil
+		}
+		str := func(raw json.RawMessage) string {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return ""
+			}
+			return s
+		}
+		if want := str(delta["content"]); string(c.Content) != want {
+			t.Fatalf("content %q, encoding/json says %q", c.Content, want)
+		}
+		want := str(delta["reasoning_content"])
+		if want == "" {
+			want = str(delta["reasoning"])
+		}
+		if string(c.Reasoning) != want {
+			t.Fatalf("reasoning %q, encoding/json says %q", c.Reasoning, want)
+		}
+	})
+}
+
+// hasDuplicateKeys reports whether any object in the valid JSON data has a
+// key twice (encoding/json and the decoder may then disagree on which wins).
+func hasDuplicateKeys(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys  map[string]bool
+		isObj bool
+		key   bool // the next token in this object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				if top != nil && top.isObj {
+					top.key = true
+				}
+				stack = append(stack, &frame{keys: map[string]bool{}, isObj: v == '{', key: true})
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		case string:
+			if top != nil && top.isObj && top.key {
+				if top.keys[v] {
+					return true
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.isObj {
+			top.key = true
+		}
+	}
+}
