@@ -1,0 +1,138 @@
+// Package gymbro encodes a reply as the GymBro SSE protocol (specs/000 §6,
+// CONTRACT.md §5 "gymbro"): status queued → working → routed, one
+// content_delta per piece of the model's raw reply, then exactly one
+// terminal event, completed or error, with heartbeats between.
+//
+// The system events (status, heartbeat, completed, error) are written by
+// SystemEvents, which the jsonseq protocol shares (specs/001 §3).
+package gymbro
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// ContentType is the response Content-Type of a GymBro stream.
+const ContentType = "text/event-stream"
+
+// Encoder writes one GymBro SSE stream. It forwards the model's raw reply
+// (KindRaw) and ignores the parsed content kinds: the GymBro client
+// assembles the reply itself (specs/000 §7).
+type Encoder struct {
+	sys SystemEvents
+	// seq numbers content_delta events from 1 (specs/000 §6.2).
+	seq int64
+	// replyLen counts the code points of the deltas as sent.
+	replyLen int64
+	// carry holds a UTF-8 sequence cut at the end of a raw delta, so that
+	// no content_delta ends mid-character and reply_len counts characters.
+	carry transform.RuneCarry
+	done  bool
+}
+
+// New returns an Encoder for one stream.
+func New(meta transform.Meta) *Encoder {
+	return &Encoder{sys: NewSystemEvents(meta)}
+}
+
+// Begin appends status queued and status working.
+func (e *Encoder) Begin(dst []byte) []byte {
+	return e.sys.AppendBegin(dst)
+}
+
+// AppendEvent appends the GymBro encoding of ev. Only KindRaw produces
+// content; KindRouted, KindFinish and KindError produce status, completed
+// and error; usage and violations are kept for completed.metadata.
+func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
+	if e.done {
+		return dst
+	}
+	switch ev.Kind {
+	case transform.KindRaw:
+		dst = e.appendRaw(dst, ev.Text)
+	case transform.KindRouted:
+		dst = e.sys.AppendRouted(dst, ev)
+	case transform.KindUsage:
+		e.sys.NoteUsage(ev.Text)
+	case transform.KindViolation:
+		e.sys.NoteViolation(ev)
+	case transform.KindFinish:
+		e.done = true
+		dst = e.flushCarry(dst)
+		dst = e.sys.AppendCompleted(dst, ev.Code, e.replyLen)
+	case transform.KindError:
+		e.done = true
+		dst = e.flushCarry(dst)
+		dst = e.sys.AppendError(dst, ev)
+	}
+	return dst
+}
+
+// AppendHeartbeat appends a heartbeat event with now in Unix milliseconds.
+func (e *Encoder) AppendHeartbeat(dst []byte, now time.Time) []byte {
+	if e.done {
+		return dst
+	}
+	return e.sys.AppendHeartbeat(dst, now)
+}
+
+// appendRaw appends one content_delta for p, holding back a trailing
+// incomplete UTF-8 sequence until the next delta completes it.
+func (e *Encoder) appendRaw(dst, p []byte) []byte {
+	var head []byte
+	if e.carry.Pending() {
+		head, p = e.carry.Resume(p)
+		if head == nil {
+			return dst // p ended before the held sequence did
+		}
+	}
+	p = e.carry.Hold(p)
+	return e.appendDelta(dst, head, p)
+}
+
+// flushCarry sends bytes still held at the end of the stream; they are an
+// incomplete sequence, which AppendJSONString turns into U+FFFD.
+func (e *Encoder) flushCarry(dst []byte) []byte {
+	if !e.carry.Pending() {
+		return dst
+	}
+	return e.appendDelta(dst, nil, e.carry.Flush())
+}
+
+// appendDelta appends a content_delta whose text is a followed by b. Empty
+// text sends nothing, so that seq numbers only real deltas.
+func (e *Encoder) appendDelta(dst, a, b []byte) []byte {
+	if len(a)+len(b) == 0 {
+		return dst
+	}
+	e.seq++
+	// utf8.RuneCount counts each invalid byte as one rune, exactly as
+	// AppendJSONString writes one U+FFFD for it: reply_len is the length
+	// of the reply the client assembles (specs/000 §7).
+	e.replyLen += int64(utf8.RuneCount(a) + utf8.RuneCount(b))
+	dst = e.sys.AppendEventHead(dst, "content_delta")
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, e.seq, 10)
+	dst = append(dst, `,"delta":"`...)
+	dst = appendJSONBody(dst, a)
+	dst = appendJSONBody(dst, b)
+	dst = append(dst, '"')
+	return AppendEventTail(dst)
+}
+
+// appendJSONBody appends s escaped as the inside of a JSON string, without
+// the quotes, so that pieces can be joined into one string value.
+func appendJSONBody(dst, s []byte) []byte {
+	if len(s) == 0 {
+		return dst
+	}
+	n := len(dst)
+	dst = transform.AppendJSONString(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
+}
+
+var _ transform.Encoder = (*Encoder)(nil)

@@ -1,0 +1,197 @@
+// Package jsonseq encodes a reply as the JSONSeq v1 event stream (specs/001,
+// CONTRACT.md §5 "jsonseq"): serp_summary, thinking_start, phase_start,
+// phase_delta, thinking_end, final_delta, serp_queries and final_end, the
+// extra events tool_call, clarify and artifacts that spec-following clients
+// ignore, and the GymBro system events status, heartbeat, completed and
+// error (specs/001 §3), written by gymbro.SystemEvents.
+package jsonseq
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/gymbro"
+)
+
+// ContentType is the response Content-Type of a JSONSeq stream.
+const ContentType = "text/event-stream"
+
+// Encoder writes one JSONSeq stream.
+type Encoder struct {
+	sys gymbro.SystemEvents
+	// answerLen counts the code points of the final_delta texts: it is
+	// completed.reply_len, the length of the reply the client renders.
+	answerLen int64
+	// answerEnded records that the answer section closed; final_end waits
+	// for the terminal event (see appendFinalEnd).
+	answerEnded bool
+	done        bool
+}
+
+// New returns an Encoder for one stream.
+func New(meta transform.Meta) *Encoder {
+	return &Encoder{sys: gymbro.NewSystemEvents(meta)}
+}
+
+// Begin appends status queued and status working, as gymbro does.
+func (e *Encoder) Begin(dst []byte) []byte {
+	return e.sys.AppendBegin(dst)
+}
+
+// AppendEvent appends the JSONSeq encoding of ev. Reasoning (<think> and
+// native reasoning) is not emitted (CONTRACT.md §5); KindRaw, KindPhaseEnd,
+// KindAnswerStart and the tool call's start and argument deltas have no
+// event of their own.
+func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
+	if e.done {
+		return dst
+	}
+	switch ev.Kind {
+	case transform.KindSerpSummary:
+		dst = e.head(dst, "serp_summary")
+		dst = append(dst, `,"text":`...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindThinkingStart:
+		dst = gymbro.AppendEventTail(e.head(dst, "thinking_start"))
+	case transform.KindThinkingEnd:
+		dst = gymbro.AppendEventTail(e.head(dst, "thinking_end"))
+	case transform.KindPhaseStart:
+		dst = e.head(dst, "phase_start")
+		dst = appendID(dst, ev.Index)
+		dst = append(dst, `,"title":`...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindPhaseDelta:
+		if len(ev.Text) == 0 {
+			break
+		}
+		dst = e.head(dst, "phase_delta")
+		dst = appendID(dst, ev.Index)
+		dst = append(dst, `,"text":`...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindAnswerDelta:
+		if len(ev.Text) == 0 {
+			break
+		}
+		e.answerLen += int64(utf8.RuneCount(ev.Text))
+		dst = e.head(dst, "final_delta")
+		dst = append(dst, `,"text":`...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindSerpQueries:
+		dst = e.head(dst, "serp_queries")
+		dst = append(dst, `,"queries":`...)
+		dst = appendStrings(dst, ev.List)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindAnswerEnd:
+		e.answerEnded = true
+	case transform.KindToolCallEnd:
+		dst = e.appendToolCall(dst, ev)
+	case transform.KindClarify:
+		dst = e.appendClarify(dst, ev.Clarify)
+	case transform.KindArtifacts:
+		dst = e.head(dst, "artifacts")
+		dst = append(dst, `,"items":`...)
+		dst = appendJSONOrString(dst, ev.Text)
+		dst = gymbro.AppendEventTail(dst)
+	case transform.KindRouted:
+		dst = e.sys.AppendRouted(dst, ev)
+	case transform.KindUsage:
+		e.sys.NoteUsage(ev.Text)
+	case transform.KindViolation:
+		e.sys.NoteViolation(ev)
+	case transform.KindFinish:
+		e.done = true
+		// specs/001 §2 makes final_end mandatory: a reply that had no
+		// answer section (tool calls only) still ends its final part
+		// before completed. No final_delta is invented.
+		dst = e.appendFinalEnd(dst)
+		dst = e.sys.AppendCompleted(dst, ev.Code, e.answerLen)
+	case transform.KindError:
+		e.done = true
+		// A failure after a complete answer (the upstream broke off after
+		// </final>) still tells the client the answer was whole.
+		if e.answerEnded {
+			dst = e.appendFinalEnd(dst)
+		}
+		dst = e.sys.AppendError(dst, ev)
+	}
+	return dst
+}
+
+// AppendHeartbeat appends a heartbeat event, as gymbro does.
+func (e *Encoder) AppendHeartbeat(dst []byte, now time.Time) []byte {
+	if e.done {
+		return dst
+	}
+	return e.sys.AppendHeartbeat(dst, now)
+}
+
+func (e *Encoder) head(dst []byte, name string) []byte {
+	return e.sys.AppendEventHead(dst, name)
+}
+
+// appendFinalEnd appends final_end. It is sent once, just before the
+// terminal event, not at the answer's end: specs/001 §2 allows nothing but
+// system events after it, and the tool calls, clarification and artifacts
+// of aiplan and final_result replies come after their answer text.
+func (e *Encoder) appendFinalEnd(dst []byte) []byte {
+	return gymbro.AppendEventTail(e.head(dst, "final_end"))
+}
+
+// appendToolCall appends tool_call {id, name, args} for a complete call.
+// args is the arguments object when they are valid JSON, else the text the
+// model wrote as a string, so that nothing is lost and the line stays JSON.
+func (e *Encoder) appendToolCall(dst []byte, ev transform.Event) []byte {
+	dst = e.head(dst, "tool_call")
+	dst = append(dst, `,"id":`...)
+	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = append(dst, `,"name":`...)
+	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = append(dst, `,"args":`...)
+	dst = appendJSONOrString(dst, ev.Text)
+	return gymbro.AppendEventTail(dst)
+}
+
+// appendClarify appends clarify {question, options, hint} (specs/004 §7.2
+// ClarifyPayload): options is always an array, hint null when empty.
+func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
+	if c == nil {
+		return dst
+	}
+	dst = e.head(dst, "clarify")
+	dst = append(dst, `,"question":`...)
+	dst = transform.AppendJSONStringS(dst, c.Question)
+	dst = append(dst, `,"options":`...)
+	dst = appendStrings(dst, c.Options)
+	dst = append(dst, `,"hint":`...)
+	if c.Hint == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = transform.AppendJSONStringS(dst, c.Hint)
+	}
+	return gymbro.AppendEventTail(dst)
+}
+
+func appendID(dst []byte, id int) []byte {
+	dst = append(dst, `,"id":`...)
+	return strconv.AppendInt(dst, int64(id), 10)
+}
+
+// appendStrings appends list as a JSON array of strings.
+func appendStrings(dst []byte, list []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = transform.AppendJSONStringS(dst, s)
+	}
+	return append(dst, ']')
+}
+
+var _ transform.Encoder = (*Encoder)(nil)

@@ -1,0 +1,187 @@
+// Package skillpet encodes a reply as the @skillpet/chat SSE protocol
+// (specs/002 §3, CONTRACT.md §5 "skillpet"): thinking and thinking_done for
+// reasoning, token for the answer, tool_start, tool_args_heartbeat and
+// ask_user for tool calls, resource for serp queries and artifacts, then
+// done or error. The data objects have exactly the spec's shapes: unlike
+// gymbro and jsonseq they carry no message_id or request_id.
+package skillpet
+
+import (
+	"time"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// ContentType is the response Content-Type of a skillpet stream.
+const ContentType = "text/event-stream"
+
+// AskUserTool is the name of the tool whose calls become ask_user forms
+// instead of tool_start (specs/002 §3.3, §6).
+const AskUserTool = "ask_user"
+
+// ToolArgsHeartbeatInterval is the least time between two
+// tool_args_heartbeat events (CONTRACT.md §5: at most once a second).
+const ToolArgsHeartbeatInterval = time.Second
+
+// keepAlive is the SSE comment a heartbeat writes; EventSource clients
+// ignore it.
+const keepAlive = ": keep-alive\n\n"
+
+// Encoder writes one skillpet stream.
+type Encoder struct {
+	meta transform.Meta
+	now  func() time.Time
+	// thinking is set while thinking events were sent that no
+	// thinking_done has ended yet.
+	thinking bool
+	// thought is set once any thinking text was sent; newBlock is set when
+	// a reasoning block or phase opens. Together they put "\n\n" between
+	// consecutive blocks, so that the concatenated thinking reads as
+	// separate paragraphs.
+	thought, newBlock bool
+	// lastArgsBeat is when the last tool_args_heartbeat was sent.
+	lastArgsBeat time.Time
+	done         bool
+}
+
+// New returns an Encoder for one stream. meta.NoThinking suppresses every
+// thinking and thinking_done event (specs/002 §3.2: thinking only when
+// enableThinking).
+func New(meta transform.Meta) *Encoder {
+	now := meta.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Encoder{meta: meta, now: now}
+}
+
+// Begin appends nothing: a skillpet stream has no opening event; the
+// response headers open it.
+func (e *Encoder) Begin(dst []byte) []byte { return dst }
+
+// AppendEvent appends the skillpet encoding of ev.
+func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
+	if e.done {
+		return dst
+	}
+	switch ev.Kind {
+	case transform.KindReasoningStart:
+		e.newBlock = true
+	case transform.KindReasoningDelta, transform.KindPhaseDelta:
+		dst = e.appendThinking(dst, ev.Text)
+	case transform.KindPhaseStart:
+		e.newBlock = true
+		// specs/002 has no phases: CONTRACT.md §5 writes each as
+		// "**<title>**\n\n<text>".
+		dst = e.appendThinkingTitle(dst, ev.Text)
+	case transform.KindAnswerStart:
+		dst = e.endThinking(dst)
+	case transform.KindAnswerDelta:
+		if len(ev.Text) == 0 {
+			break
+		}
+		dst = e.endThinking(dst)
+		dst = append(dst, "event: token\ndata: {\"content\":"...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = append(dst, "}\n\n"...)
+	case transform.KindSerpSummary:
+		// A serp summary says what the model is looking for: a transient
+		// status line (specs/002 §3.2 status) that the first token clears.
+		// It comes between <think> and <thinking>, so it does not end the
+		// thinking.
+		dst = append(dst, "event: status\ndata: {\"message\":"...)
+		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = append(dst, "}\n\n"...)
+	case transform.KindSerpQueries:
+		dst = e.appendSerpQueries(dst, ev.List)
+	case transform.KindToolCallStart:
+		dst = e.endThinking(dst)
+	case transform.KindToolArgsDelta:
+		dst = e.appendArgsHeartbeat(dst)
+	case transform.KindToolCallEnd:
+		dst = e.endThinking(dst)
+		if ev.Name == AskUserTool {
+			dst = appendAskUser(dst, ev.Text)
+		} else {
+			dst = appendToolStart(dst, ev)
+		}
+	case transform.KindClarify:
+		if ev.Clarify != nil {
+			dst = e.endThinking(dst)
+			dst = appendClarify(dst, ev.Clarify)
+		}
+	case transform.KindArtifacts:
+		dst = e.appendArtifacts(dst, ev.Text)
+	case transform.KindFinish:
+		e.done = true
+		dst = e.endThinking(dst)
+		dst = append(dst, "event: done\ndata: {\"conversationId\":"...)
+		id := e.meta.ConversationID
+		if id == "" {
+			id = e.meta.MessageID
+		}
+		dst = transform.AppendJSONStringS(dst, id)
+		dst = append(dst, "}\n\n"...)
+	case transform.KindError:
+		e.done = true
+		dst = e.endThinking(dst)
+		// The spec's error has only a message: an empty one is replaced by
+		// the code, so that the user sees something.
+		dst = append(dst, "event: error\ndata: {\"message\":"...)
+		switch {
+		case len(ev.Text) > 0:
+			dst = transform.AppendJSONString(dst, ev.Text)
+		case ev.Code != "":
+			dst = transform.AppendJSONStringS(dst, ev.Code)
+		default:
+			dst = transform.AppendJSONStringS(dst, transform.CodeUpstreamError)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
+}
+
+// AppendHeartbeat appends an SSE comment line: specs/002 has no heartbeat
+// event, and EventSource parsers skip comments.
+func (e *Encoder) AppendHeartbeat(dst []byte, _ time.Time) []byte {
+	if e.done {
+		return dst
+	}
+	return append(dst, keepAlive...)
+}
+
+// appendArgsHeartbeat appends tool_args_heartbeat while tool arguments
+// stream, at most once per ToolArgsHeartbeatInterval; the first argument
+// delta sends one at once so the client shows "准备工具…" promptly.
+func (e *Encoder) appendArgsHeartbeat(dst []byte) []byte {
+	now := e.now()
+	if !e.lastArgsBeat.IsZero() && now.Sub(e.lastArgsBeat) < ToolArgsHeartbeatInterval {
+		return dst
+	}
+	e.lastArgsBeat = now
+	return append(dst, "event: tool_args_heartbeat\ndata: {\"status\":\"generating_tool_args\"}\n\n"...)
+}
+
+// appendToolStart appends tool_start {id, name, label, args} (specs/002
+// §3.3). label is the name: the model gives no display name. args is
+// optional in the spec and typed as an object, so arguments that are not a
+// JSON object are left out rather than sent in another shape.
+func appendToolStart(dst []byte, ev transform.Event) []byte {
+	dst = append(dst, "event: tool_start\ndata: {\"id\":"...)
+	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = append(dst, `,"name":`...)
+	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = append(dst, `,"label":`...)
+	dst = transform.AppendJSONStringS(dst, ev.Name)
+	mark := len(dst)
+	dst = append(dst, `,"args":`...)
+	args, ok := appendCompactJSON(dst, ev.Text)
+	if ok && args[len(dst)] == '{' {
+		dst = args
+	} else {
+		dst = dst[:mark]
+	}
+	return append(dst, "}\n\n"...)
+}
+
+var _ transform.Encoder = (*Encoder)(nil)

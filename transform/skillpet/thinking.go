@@ -1,0 +1,77 @@
+package skillpet
+
+import "github.com/llmstream/llmstream/transform"
+
+// appendThinking appends a thinking event with text (specs/002 §3.2).
+// Empty text and meta.NoThinking send nothing.
+func (e *Encoder) appendThinking(dst, text []byte) []byte {
+	if e.meta.NoThinking || len(text) == 0 {
+		return dst
+	}
+	dst = e.openThinking(dst)
+	dst = appendJSONBody(dst, text)
+	return append(dst, "\"}\n\n"...)
+}
+
+// appendThinkingTitle appends a thinking event with a phase title written
+// as "**<title>**\n\n" (CONTRACT.md §5), which the phase text then follows.
+func (e *Encoder) appendThinkingTitle(dst, title []byte) []byte {
+	if e.meta.NoThinking || len(title) == 0 {
+		return dst
+	}
+	dst = e.openThinking(dst)
+	dst = append(dst, "**"...)
+	dst = appendJSONBody(dst, title)
+	return append(dst, "**\\n\\n\"}\n\n"...)
+}
+
+// openThinking appends the start of a thinking event up to the inside of
+// its content string, with "\n\n" first when the content opens a new block
+// after earlier thinking, so that the concatenated thinking reads as
+// separate paragraphs.
+func (e *Encoder) openThinking(dst []byte) []byte {
+	dst = append(dst, "event: thinking\ndata: {\"content\":\""...)
+	if e.newBlock && e.thought {
+		dst = append(dst, `\n\n`...)
+	}
+	e.newBlock = false
+	e.thought = true
+	e.thinking = true
+	return dst
+}
+
+// endThinking appends thinking_done when thinking events were sent since
+// the last one (specs/002 §3.2: only if any thinking was sent). It runs when
+// the answer or a tool call begins and before done or error, so reasoning
+// that resumes later (native reasoning interleaved with content) gets its
+// own thinking_done.
+func (e *Encoder) endThinking(dst []byte) []byte {
+	if !e.thinking {
+		return dst
+	}
+	e.thinking = false
+	return append(dst, "event: thinking_done\ndata: {}\n\n"...)
+}
+
+// appendJSONBody appends s escaped as the inside of a JSON string, without
+// the quotes, so that pieces can be joined into one string value.
+func appendJSONBody(dst, s []byte) []byte {
+	if len(s) == 0 {
+		return dst
+	}
+	n := len(dst)
+	dst = transform.AppendJSONString(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
+}
+
+// appendJSONBodyS is appendJSONBody for a string.
+func appendJSONBodyS(dst []byte, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	n := len(dst)
+	dst = transform.AppendJSONStringS(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
+}
