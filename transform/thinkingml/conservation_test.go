@@ -1,0 +1,91 @@
+package thinkingml
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// conservation feeds chunks to a parser with the skipped hook set and
+// checks that the text events interleaved with the skipped spans
+// reproduce the input exactly, in order (a prefix of it after a fatal
+// error), and that every skipped span is whitespace, a whitelisted tag or
+// a serp_queries comment (PARSING.md §5.11: "concatenated text deltas +
+// removed markup == input").
+func conservation(opts transform.ParserOptions, chunks [][]byte) error {
+	var input []byte
+	for _, c := range chunks {
+		input = append(input, c...)
+	}
+	var rebuilt []byte
+	var evs []transform.Event
+	var bad error
+	p := New(opts)
+	p.skipped = func(span []byte) {
+		if bad == nil {
+			bad = checkSkipped(span)
+		}
+		rebuilt = append(rebuilt, span...)
+	}
+	synth := false // the last violation gives the next PhaseStart a made-up title
+	emit := func(ev transform.Event) {
+		evs = append(evs, ev)
+		switch ev.Kind {
+		case transform.KindViolation:
+			synth = ev.Code == CodeMissingTitle || ev.Code == CodeEmptyTitle || ev.Code == CodeTextOutsidePhase
+			return
+		case transform.KindPhaseStart:
+			if !synth {
+				rebuilt = append(rebuilt, ev.Text...)
+			}
+		case transform.KindReasoningDelta, transform.KindSerpSummary, transform.KindPhaseDelta, transform.KindAnswerDelta:
+			rebuilt = append(rebuilt, ev.Text...)
+		}
+		synth = false
+	}
+	for _, c := range chunks {
+		p.Feed(c, emit)
+	}
+	p.Close(emit)
+	if bad != nil {
+		return bad
+	}
+	if isMarkerReply(input) {
+		if len(rebuilt) > 0 {
+			return fmt.Errorf("text %q for a <<ParsingError>> reply", rebuilt)
+		}
+		return nil
+	}
+	want := input
+	if n := len(evs); n > 0 && evs[n-1].Kind == transform.KindError && len(rebuilt) <= len(input) {
+		want = input[:len(rebuilt)]
+	}
+	if !bytes.Equal(rebuilt, want) {
+		return fmt.Errorf("text and skipped spans do not rebuild the input:\n want %q\n  got %q", want, rebuilt)
+	}
+	return nil
+}
+
+// checkSkipped reports a skipped span that is not markup.
+func checkSkipped(span []byte) error {
+	switch {
+	case skipSpace(span) == len(span):
+		return nil
+	case bytes.HasPrefix(span, []byte("<phase")) && span[len(span)-1] == '>':
+		return nil
+	case bytes.HasPrefix(span, []byte(commentOpen)) && bytes.HasSuffix(span, []byte("-->")) &&
+		bytes.Contains(span, []byte(serpOpen)) && bytes.Contains(span, []byte(serpClose)):
+		return nil
+	}
+	for _, t := range tagTable {
+		s := "<" + t.name + ">"
+		if t.closing {
+			s = "</" + t.name + ">"
+		}
+		if string(span) == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("skipped span %q is not whitespace, a whitelisted tag or a serp_queries comment", span)
+}
