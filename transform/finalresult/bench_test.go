@@ -1,0 +1,68 @@
+package finalresult
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// bigResult returns an answer_ready result whose message is about size
+// bytes of Markdown with Chinese and escapes.
+func bigResult(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString("```json\n{\"status\":\"answer_ready\",\"message\":\"")
+	line := []byte(`- 惯性：物体保持\"静止\"或匀速直线运动 \u2014 F = ma\n`)
+	for b.Len() < size {
+		b.Write(line)
+	}
+	b.WriteString("\",\"artifacts\":[]}\n```\n")
+	return b.Bytes()
+}
+
+func feedAll(p *Parser, in []byte, n int, emit transform.Emit) {
+	for i := 0; i < len(in); i += n {
+		p.Feed(in[i:min(i+n, len(in))], emit)
+	}
+	p.Close(emit)
+}
+
+// BenchmarkMessage streams a 1 MiB and a 4 MiB message in 1-byte and
+// 256-byte deltas (specs/004 §7.3.3).
+func BenchmarkMessage(b *testing.B) {
+	for _, size := range []int{1 << 20, 4 << 20} {
+		in := bigResult(size)
+		for _, chunk := range []int{1, 256} {
+			b.Run(fmt.Sprintf("%dMiB/delta%d", size>>20, chunk), func(b *testing.B) {
+				p := New(transform.ParserOptions{})
+				emit := func(transform.Event) {}
+				b.SetBytes(int64(len(in)))
+				b.ReportAllocs()
+				for b.Loop() {
+					p.Reset()
+					feedAll(p, in, chunk, emit)
+				}
+			})
+		}
+	}
+}
+
+// TestSteadyStateAllocs checks that streaming a long message allocates
+// nothing once the parser is warm.
+func TestSteadyStateAllocs(t *testing.T) {
+	in := bigResult(64 << 10)
+	for _, chunk := range []int{1, 7, 256} {
+		t.Run(fmt.Sprint("delta", chunk), func(t *testing.T) {
+			p := New(transform.ParserOptions{})
+			emit := func(transform.Event) {}
+			feedAll(p, in, chunk, emit)
+			if allocs := testing.AllocsPerRun(5, func() {
+				p.Reset()
+				feedAll(p, in, chunk, emit)
+			}); allocs != 0 {
+				t.Errorf("%v allocations per reply of %d deltas, want 0", allocs, len(in)/chunk)
+			}
+		})
+	}
+}

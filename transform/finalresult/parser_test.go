@@ -1,0 +1,242 @@
+package finalresult
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func newParser() transform.Parser { return New(transform.ParserOptions{}) }
+
+type parseCase struct {
+	name   string
+	opts   transform.ParserOptions
+	chunks []string
+	want   string
+}
+
+// ready is the status field of an answer.
+const ready = `{"status":"answer_ready",`
+
+// cases are the JO cases of PARSING.md §4.2 as the final_result format
+// meets them, and the checks of specs/004 §7.3.1 rules 1–2. Where
+// PARSING.md offers strict E or lenient W, final_result is lenient, except
+// JO04: a reply that does not start with an object is prose (strict).
+var cases = []parseCase{
+	{name: "valid/answer_ready", chunks: []string{`{"status":"answer_ready","message":"hi"}`},
+		want: `F{ F"hi" F}`},
+	{name: "JO01", chunks: []string{"``", "`json\n" + ready + "\"message\":\"a", "b\"}\n``", "`"},
+		want: `F{ F"ab" F}`},
+	{name: "JO02", chunks: []string{"\n\n```json\n" + ready + "\"message\":\"ab\"}\n```\n"},
+		want: `F{ F"ab" F}`},
+	{name: "JO03", chunks: []string{"```\n" + ready + "\"message\":\"a\"}```"},
+		want: `F{ F"a" F}`},
+	// JO04, strict: the reply is not an object, so it is the answer, as
+	// written; "{note}" is never parsed.
+	{name: "JO04", chunks: []string{"Here is {note}: {\"status\":\"ok\"}"},
+		want: `V(not_json_object@0) F{ F"Here is {note}: {\"status\":\"ok\"}" F}`},
+	{name: "JO05", chunks: []string{ready + "\"message\":\"line1\\", "nline2\"}"},
+		want: `F{ F"line1\nline2" F}`},
+	{name: "JO06", chunks: []string{ready + "\"message\":\"caf\\u00", "e9\"}"},
+		want: `F{ F"café" F}`},
+	{name: "JO08", chunks: []string{ready + "\"message\":\"\\ud83dx\"}"},
+		want: `F{ V(lone_surrogate@36) F"�x" F}`},
+	{name: "JO09", chunks: []string{ready + "\"message\":\"use App\\Http\"}"},
+		want: `F{ F"use App" V(invalid_escape@43) F"\\Http" F}`},
+	{name: "JO10", chunks: []string{ready + "\"message\":\"a\nb\"}"},
+		want: `F{ F"a" V(control_char@37) F"\nb" F}`},
+	{name: "JO11", chunks: []string{ready + "\"message\":\"\xe4\xbd", "\xa0\"}"},
+		want: `F{ F"你" F}`},
+	{name: "JO13", chunks: []string{ready + "\"message\":\"m\",\"ok\":tr", "ue}"},
+		want: `F{ F"m" F}`},
+	{name: "JO13/trux", chunks: []string{ready + "\"message\":\"m\",\"ok\":trux}"},
+		want: `F{ F"m" F} V(bad_literal@47)`},
+	{name: "JO14", chunks: []string{ready + "\"mess", "age\":\"hi\"}"},
+		want: `F{ F"hi" F}`},
+	// JO18: clarify and artifacts are held and sent whole.
+	{name: "JO18", chunks: []string{`{"status":"clarify_needed","message":"Which class?","clarify":{"question":"Which class?","options":["a","b"],"hint":"needClassId"},"artifacts":[{"type":"code","content":"x"}]}`},
+		want: `F{ F"Which class?" F} A[{"type":"code","content":"x"}] C{"Which class?" ["a","b"] "needClassId"}`},
+	// JO19: append-only; the second message continues the answer in a
+	// second answer section.
+	{name: "JO19", chunks: []string{ready + `"message":"a","message":"b"}`},
+		want: `F{ F"a" F} V(duplicate_key@39) F{ F"b" F}`},
+	{name: "JO20", chunks: []string{ready + "\"message\":\"a\"}\n```\nHope this helps!"},
+		want: `F{ F"a" F} V(trailing_text@44)`},
+	{name: "JO21/array", chunks: []string{`[1, 2]`},
+		want: `V(not_json_object@0) F{ F"[1, 2]" F}`},
+	{name: "JO21/string", chunks: []string{"```json\n\"str\"\n```"},
+		want: `V(not_json_object@8) F{ F"\"str\"\n` + "```" + `" F}`},
+	{name: "JO21/empty", chunks: []string{"  "},
+		want: `V(not_json_object@2)`},
+	{name: "JO22", chunks: []string{ready + `"message":""}`},
+		want: `F{ F}`},
+	{name: "JO23", chunks: []string{ready + `"message":"m","x":` + strings.Repeat("[", 10000)},
+		want: `F{ F"m" F} E(json_too_deep)`},
+	{name: "JO25", chunks: []string{"\xef\xbb\xbf\r\n " + ready + `"message":"m"}`},
+		want: `F{ F"m" F}`},
+	{name: "JO26", chunks: []string{`{"message":"hel`},
+		want: `F{ F"hel" V(unterminated_json@15) F}`},
+	{name: "clarify_before_status", chunks: []string{`{"clarify":{"question":"Q?","options":null},"message":"m","status":"clarify_needed"}`},
+		want: `F{ F"m" F} C{"Q?" [] ""}`},
+	{name: "clarify_not_needed", chunks: []string{ready + `"message":"m","clarify":{"question":"Q?"}}`},
+		want: `F{ F"m" F}`},
+	{name: "rule2/no_clarify", chunks: []string{`{"status":"clarify_needed","message":"m"}`},
+		want: `F{ F"m" F} V(clarify_without_question@40)`},
+	{name: "rule2/empty_question", chunks: []string{`{"status":"clarify_needed","message":"m","clarify":{"question":""}}`},
+		want: `F{ F"m" F} V(clarify_without_question@66)`},
+	{name: "rule2/null_clarify", chunks: []string{`{"status":"clarify_needed","message":"m","clarify":null}`},
+		want: `F{ F"m" F} V(clarify_without_question@55)`},
+	{name: "rule1/no_artifacts", chunks: []string{`{"status":"artifact_ready","message":"m"}`},
+		want: `F{ F"m" F} V(artifact_ready_without_artifacts@40)`},
+	{name: "rule1/empty_artifacts", chunks: []string{`{"status":"artifact_ready","message":"m","artifacts":[ ]}`},
+		want: `F{ F"m" F} V(artifact_ready_without_artifacts@56)`},
+	{name: "rule1/artifacts", chunks: []string{`{"status":"artifact_ready","message":"m","artifacts":["file-ready:pptx", "data-quiz-complete"]}`},
+		want: `F{ F"m" F} A["file-ready:pptx", "data-quiz-complete"]`},
+	{name: "bad_status", chunks: []string{`{"status":"done","message":"m"}`},
+		want: `F{ F"m" F} V(bad_status@30)`},
+	{name: "missing_fields", chunks: []string{`{}`},
+		want: `V(missing_field@1) V(missing_field@1)`},
+	{name: "wrong_types", chunks: []string{`{"status":1,"message":{"a":"b"},"artifacts":"x","clarify":[]}`},
+		want: `V(wrong_type@10) V(wrong_type@30) V(wrong_type@46) V(wrong_type@59)`},
+	{name: "artifacts_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}}, chunks: []string{ready + `"message":"m","artifacts":["0123456789"]}`},
+		want: `F{ F"m" F} E(block_too_long)`},
+	{name: "clarify_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}}, chunks: []string{`{"status":"clarify_needed","clarify":{"question":"01234","options":["5678"]}}`},
+		want: `E(block_too_long)`},
+	{name: "bad_json_closes_answer", chunks: []string{ready + `"message":"ab" "x"}`},
+		want: `F{ F"ab" F} V(bad_json@40)`},
+	{name: "prose_runes_split", chunks: []string{"你", "\xe5\xa5", "\xbd"},
+		want: `V(not_json_object@0) F{ F"你好" F}`},
+}
+
+func TestParser(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			newP := func() transform.Parser { return New(tc.opts) }
+			evs := transformtest.RunStrings(newP(), tc.chunks...)
+			norm, raw := transformtest.Normalize(evs)
+			if got := transformtest.Format(norm); got != tc.want {
+				t.Errorf("events differ:\n want %s\n  got %s", tc.want, got)
+			}
+			input := []byte(strings.Join(tc.chunks, ""))
+			checkStream(t, evs, raw, input)
+			if err := splitInvariant(newP, input, 1, 50); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// checkStream checks the promises every stream keeps: well-formed events,
+// and the raw text equal to the input (a prefix of it after a fatal error).
+func checkStream(t *testing.T, evs []transform.Event, raw, input []byte) {
+	t.Helper()
+	if err := transformtest.WellFormed(evs); err != nil {
+		t.Error(err)
+	}
+	failed := len(evs) > 0 && evs[len(evs)-1].Kind == transform.KindError
+	if !bytes.Equal(raw, input) && !(failed && bytes.HasPrefix(input, raw)) {
+		t.Errorf("raw text %q, input %q", raw, input)
+	}
+}
+
+// splitInvariant is transformtest.SplitInvariant, except for a reply that
+// ends in a fatal error: a parser ignores the input after one, and where a
+// limit trips depends on how the text was cut, so only the events are
+// compared, and each split's raw text must be a prefix of the input.
+func splitInvariant(newP func() transform.Parser, input []byte, seed int64, random int) error {
+	evs := transformtest.Run(newP(), input)
+	if n := len(evs); n == 0 || evs[n-1].Kind != transform.KindError {
+		return transformtest.SplitInvariant(newP, input, seed, random)
+	}
+	whole, _ := transformtest.Normalize(evs)
+	for _, chunks := range transformtest.Splits(input, seed, random) {
+		got, raw := transformtest.Normalize(transformtest.Run(newP(), chunks...))
+		if ok, diff := transformtest.Equal(whole, got); !ok {
+			return fmt.Errorf("split into %d chunks: %s", len(chunks), diff)
+		}
+		if !bytes.HasPrefix(input, raw) {
+			return fmt.Errorf("split into %d chunks: raw text %q is not a prefix of the input", len(chunks), raw)
+		}
+	}
+	return nil
+}
+
+// TestStreams checks that the message is emitted as it arrives, before
+// the object ends (specs/004 §7.3.3).
+func TestStreams(t *testing.T) {
+	p := New(transform.ParserOptions{})
+	var got []string
+	emit := func(ev transform.Event) {
+		if ev.Kind == transform.KindAnswerDelta {
+			got = append(got, string(ev.Text))
+		}
+	}
+	p.Feed([]byte(`{"message":"ab`), emit)
+	p.Feed([]byte(`cd`), emit)
+	if s := strings.Join(got, "|"); s != "ab|cd" {
+		t.Errorf("message before the object ended: %q, want ab|cd", s)
+	}
+}
+
+// TestGolden parses each testdata/*.txt reply and compares its events, one
+// token a line, with the .golden file beside it (-update rewrites them).
+// Every fixture must also be split-invariant and well-formed.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			input, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := transformtest.Run(newParser(), input)
+			norm, raw := transformtest.Normalize(evs)
+			checkStream(t, evs, raw, input)
+			var b strings.Builder
+			for _, ev := range norm {
+				b.WriteString(transformtest.Token(ev) + "\n")
+			}
+			golden := strings.TrimSuffix(name, ".txt") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("events differ from %s:\n%s", golden, b.String())
+			}
+			if err := splitInvariant(newParser, input, 7, 50); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestReset checks that a reset parser parses like a new one.
+func TestReset(t *testing.T) {
+	in := []byte(`{"status":"clarify_needed","message":"m","clarify":{"question":"Q","options":["a"]}}`)
+	p := New(transform.ParserOptions{})
+	transformtest.Run(p, []byte(`{"status":"clarify_needed","clarify":{"question":"old","options":["x","y"]},"artifacts":[1`))
+	p.Reset()
+	got := transformtest.Format(transformtest.Run(p, in))
+	want := transformtest.Format(transformtest.Run(newParser(), in))
+	if got != want {
+		t.Errorf("after Reset: %s\nnew parser: %s", got, want)
+	}
+}

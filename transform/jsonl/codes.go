@@ -1,0 +1,45 @@
+package jsonl
+
+// The violation codes of the jsonl format (KindViolation.Code). The JSON
+// anomalies inside a line (jsonstream's codes, e.g. invalid_escape) are
+// passed on as they are.
+const (
+	// CodeNotJSONLine: a line that does not start with '{' (the model wrote
+	// prose); its text becomes answer text.
+	CodeNotJSONLine = "not_json_line"
+	// CodeBadLine: a line whose JSON breaks (JL06), or ends, before its
+	// object does, or that holds text after its object; Text is the
+	// tokenizer's code. The unconsumed rest of the line becomes answer
+	// text; the next line is parsed as usual.
+	CodeBadLine = "bad_line"
+	// CodeTruncatedLine: the reply ended inside the last line's object
+	// (JL11).
+	CodeTruncatedLine = "truncated_line"
+	// CodeMultipleValues: a second object on one line (JL09); it is parsed
+	// as the next event.
+	CodeMultipleValues = "multiple_values"
+	// CodeUnknownEvent: an object whose "event" is missing or names no
+	// JSONSeq event (JL07); Text is the name. The object is dropped.
+	CodeUnknownEvent = "unknown_event"
+	// CodeEventOrder: an event out of the order of specs/001 §2; Text is
+	// the event. It still passes through.
+	CodeEventOrder = "event_order"
+	// CodePhaseOrder: a phase_start id that is not a positive integer
+	// greater than the previous one (specs/001 §6.2).
+	CodePhaseOrder = "phase_order"
+	// CodePhaseDeltaWithoutStart: a phase_delta whose id is not the open
+	// phase's (specs/001 §6.4). Its text goes to the open phase, or to a
+	// phase opened for it (titled ParserOptions.ReasoningTitle).
+	CodePhaseDeltaWithoutStart = "phase_delta_without_start"
+	// CodeEmptyTitle: a phase_start without a title (specs/001 §6.3); the
+	// phase is titled ParserOptions.ReasoningTitle.
+	CodeEmptyTitle = "empty_title"
+	// CodeEventAfterFinalEnd: an event after final_end (specs/001 §2); it
+	// still passes through.
+	CodeEventAfterFinalEnd = "event_after_final_end"
+	// CodeMissingThinkingStart, CodeMissingThinkingEnd, CodeMissingFinalEnd:
+	// the reply ended without the event (specs/001 §2 items 2, 7, 10).
+	CodeMissingThinkingStart = "missing_thinking_start"
+	CodeMissingThinkingEnd   = "missing_thinking_end"
+	CodeMissingFinalEnd      = "missing_final_end"
+)

@@ -1,0 +1,204 @@
+package jsonl
+
+import (
+	"bytes"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// lineKind is where the parser is in the current line (PARSING.md §5.6:
+// split only on '\n', strip a trailing '\r', skip blank and fence lines).
+type lineKind uint8
+
+const (
+	lineStart lineKind = iota // at a line's start: blanks are held
+	lineTicks                 // backticks at a line's start: a fence line?
+	lineJSON                  // inside the line's object
+	lineAfter                 // after the line's object
+	lineText                  // prose, or the rest of a bad line: answer text
+	lineFence                 // a fence line (```jsonl, ```): skipped (JL08)
+)
+
+// maxLead bounds the blanks held at a line's start until the line shows
+// whether it is JSON (they are dropped) or prose (they are its indent).
+const maxLead = 64
+
+// bom is the UTF-8 byte order mark, skipped at the reply's start.
+const bom = "\xef\xbb\xbf"
+
+var (
+	newline = []byte{'\n'}
+	cr      = []byte{'\r'}
+	// The tokenizer codes bad_line carries as its Text.
+	textUnterminated = []byte("unterminated_json")
+	textTrailing     = []byte("trailing_text")
+)
+
+// lineState is the state of the current line.
+type lineState struct {
+	st    lineKind
+	lead  [maxLead]byte
+	nlead int
+	ticks int
+	bom   int // bytes of a byte order mark matched at the reply's start
+	start int // lineText: where the unflushed text starts in the chunk
+	cr    bool
+	carry transform.RuneCarry
+}
+
+// stepLineStart handles a byte at a line's start.
+func (p *Parser) stepLineStart(b []byte, i int) int {
+	l := &p.line
+	c := b[i]
+	off := p.off + int64(i)
+	if off < int64(len(bom)) && off == int64(l.bom) && c == bom[l.bom] {
+		l.bom++
+		return i + 1
+	}
+	if l.bom > 0 && l.bom < len(bom) {
+		held := bom[:l.bom]
+		l.bom = len(bom)
+		p.startProse(off-int64(len(held)), held)
+		l.start = i
+		return i
+	}
+	if l.st == lineTicks {
+		if c == '`' {
+			l.ticks++
+			return i + 1
+		}
+		if l.ticks >= 3 {
+			l.st = lineFence
+			return i
+		}
+		p.startProse(off-int64(l.ticks), "``"[:l.ticks])
+		l.start = i
+		return i
+	}
+	switch c {
+	case '\n': // JL04: a blank line
+		p.endLine()
+		return i + 1
+	case ' ', '\t', '\r':
+		if l.nlead < maxLead {
+			l.lead[l.nlead] = c
+			l.nlead++
+		}
+		return i + 1
+	case '`':
+		l.st = lineTicks
+		l.ticks = 1
+		return i + 1
+	case '{':
+		p.startObject(i)
+		return i
+	}
+	p.startProse(off, "")
+	l.start = i
+	return i
+}
+
+// startProse turns the line, whose first byte that is not blank is at off,
+// into answer text: held is what the line start held besides blanks.
+func (p *Parser) startProse(off int64, held string) {
+	l := &p.line
+	p.violation(CodeNotJSONLine, nil, off)
+	p.answerText(l.lead[:l.nlead])
+	p.answerText([]byte(held))
+	l.nlead = 0
+	l.st = lineText
+}
+
+// stepText emits answer text up to the newline, which it keeps and whose
+// '\r' it strips (JL03).
+func (p *Parser) stepText(b []byte, i int) int {
+	j := bytes.IndexByte(b[i:], '\n')
+	if j < 0 {
+		return len(b)
+	}
+	j += i
+	if j > i && b[j-1] == '\r' {
+		p.answerText(b[i : j-1])
+		p.answerText(newline)
+	} else {
+		p.answerText(b[i : j+1])
+	}
+	p.endLine()
+	return j + 1
+}
+
+// stepFence skips a fence line.
+func (p *Parser) stepFence(b []byte, i int) int {
+	j := bytes.IndexByte(b[i:], '\n')
+	if j < 0 {
+		return len(b)
+	}
+	p.endLine()
+	return i + j + 1
+}
+
+// endLine readies the parser for the next line.
+func (p *Parser) endLine() {
+	l := &p.line
+	l.st, l.nlead, l.ticks = lineStart, 0, 0
+}
+
+// resumeLine completes, at the start of a chunk, a '\r' or a rune the
+// previous chunk's text ended with.
+func (p *Parser) resumeLine(b []byte) int {
+	l := &p.line
+	if l.st != lineText || len(b) == 0 {
+		return 0
+	}
+	i := 0
+	if l.cr {
+		l.cr = false
+		if b[0] != '\n' {
+			p.answerText(cr) // not a line end after all
+		}
+	}
+	if l.carry.Pending() {
+		out, rest := l.carry.Resume(b)
+		p.answerText(out)
+		i = len(b) - len(rest)
+	}
+	l.start = i
+	return i
+}
+
+// suspendLine emits, at the end of a chunk, the text of the line so far,
+// holding back a '\r' that may end the line and a rune the next chunk
+// completes.
+func (p *Parser) suspendLine(b []byte) {
+	l := &p.line
+	if l.st != lineText || l.start >= len(b) {
+		return
+	}
+	out := b[l.start:]
+	if out[len(out)-1] == '\r' {
+		l.cr = true
+		out = out[:len(out)-1]
+	} else {
+		out = l.carry.Hold(out)
+	}
+	p.answerText(out)
+}
+
+// closeLine ends the last line at the end of the reply.
+func (p *Parser) closeLine() {
+	l := &p.line
+	switch l.st {
+	case lineJSON:
+		p.tok.Close((*tokens)(p)) // JL02, JL11
+	case lineText:
+		p.answerText(l.carry.Flush()) // a held '\r' ends the line: dropped
+	case lineTicks:
+		if l.ticks < 3 {
+			p.startProse(p.off-int64(l.ticks), "``"[:l.ticks])
+		}
+	case lineStart:
+		if l.bom > 0 && l.bom < len(bom) {
+			p.startProse(p.off-int64(l.bom), bom[:l.bom])
+		}
+	}
+}

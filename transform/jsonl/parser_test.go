@@ -1,0 +1,254 @@
+package jsonl
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func newParser() transform.Parser { return New(transform.ParserOptions{}) }
+
+type parseCase struct {
+	name   string
+	opts   transform.ParserOptions
+	chunks []string
+	want   string
+}
+
+// Lines of a well-ordered reply, for the cases that need one around them.
+const (
+	lThinkStart = "{\"event\":\"thinking_start\"}\n"
+	lPhase1     = "{\"event\":\"phase_start\",\"id\":1,\"title\":\"A\"}\n"
+	lThinkEnd   = "{\"event\":\"thinking_end\"}\n"
+	lFinalEnd   = "{\"event\":\"final_end\"}\n"
+	lFinal      = "{\"event\":\"final_delta\",\"text\":\".\"}\n" + lFinalEnd
+)
+
+// cases are the JL cases of PARSING.md §4.3 and the order checks of
+// specs/001 §2 and §6. Offsets are byte offsets in the reply.
+var cases = []parseCase{
+	{name: "JL01", chunks: []string{"{\"event\":\"thinking_start\",\"x\":", "1}\n{\"ev", "ent\":\"thinking_end\"}\n"},
+		want: `TH{ TH} V(missing_final_end@58)`},
+	{name: "JL02", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\"}\n{\"event\":\"final_end\"}"},
+		want: `TH{ TH} F{ F"a" F}`},
+	{name: "JL03", chunks: []string{"{\"event\":\"thinking_start\"}\r\n{\"event\":\"thinking_end\"}\r\nprose\r\n{\"event\":\"final_end\"}\r\n"},
+		want: `TH{ TH} V(not_json_line@54) F{ F"prose\n" V(event_order@61) F}`},
+	{name: "JL03/cr_split", chunks: []string{"x\r", "\ny\r", "z\r"},
+		want: `V(not_json_line@0) F{ F"x\n" V(not_json_line@3) F"y\rz" V(missing_thinking_start@7) V(missing_final_end@7) F}`},
+	{name: "JL04", chunks: []string{"\n  \t\n" + lThinkStart + " \r\n\n" + lThinkEnd + lFinal},
+		want: `TH{ TH} F{ F"." F}`},
+	// JL06, lenient: line 2 is reported, the rest of it from the byte that
+	// broke it becomes answer text, and line 3 is parsed.
+	{name: "JL06", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\" oops}\n" + lThinkEnd},
+		want: `TH{ V(bad_line@51) F{ F"oops}\n" TH} V(missing_final_end@82) F}`},
+	{name: "JL06/line_ends_inside", chunks: []string{"{\"event\":\"final_delta\",\"text\":\"ab\n" + lFinalEnd},
+		want: `F{ F"ab" V(bad_line@33) F} V(missing_thinking_start@56)`},
+	{name: "JL06/trailing_text", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\"} tail\n"},
+		want: `TH{ TH} V(bad_line@52) F{ F"tail\n" V(missing_final_end@57) F}`},
+	{name: "JL07/missing", chunks: []string{"{\"text\":\"x\"}\n"},
+		want: `V(unknown_event@0) V(missing_thinking_start@13) V(missing_final_end@13)`},
+	{name: "JL07/unknown", chunks: []string{"{\"event\":\"bogus\",\"text\":\"x\"}\n"},
+		want: `V(unknown_event@0) V(missing_thinking_start@29) V(missing_final_end@29)`},
+	{name: "JL07/not_string", chunks: []string{"{\"event\":7}\n"},
+		want: `V(unknown_event@0) V(missing_thinking_start@12) V(missing_final_end@12)`},
+	{name: "JL08", chunks: []string{"```jsonl\n" + lThinkStart + lThinkEnd + lFinal + "```\n"},
+		want: `TH{ TH} F{ F"." F}`},
+	// JL09, lenient: both objects are parsed.
+	{name: "JL09", chunks: []string{"{\"event\":\"thinking_start\"}{\"event\":\"thinking_end\"}\n" + lFinalEnd},
+		want: `TH{ V(multiple_values@26) TH} V(event_order@51) F{ F}`},
+	// JL10: lines are streamed, not buffered, so no line limit applies; text
+	// held until its line says what it is is bounded by MaxBlockBytes.
+	{name: "JL10/held_text_limit", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}},
+		chunks: []string{lThinkStart + "{\"text\":\"0123456789\",\"event\":\"final_delta\"}\n"},
+		want:   `TH{ TH} E(block_too_long)`},
+	{name: "JL11", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\""},
+		want: `TH{ V(truncated_line@50) V(missing_thinking_end@50) V(missing_final_end@50) TH}`},
+	{name: "JO12", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":12", "3,\"title\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{123 "x"} P123} TH} F{ F"." F}`},
+	{name: "event_after_text", chunks: []string{lThinkStart + lPhase1 + "{\"text\":\"a\\nb\",\"id\":1,\"event\":\"phase_delta\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} P1"a\nb" P1} TH} F{ F"." F}`},
+	{name: "id_after_text", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"text\":\"a\",\"id\":1}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} P1"a" P1} TH} F{ F"." F}`},
+	{name: "data_nested", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"data\":{\"id\":1,\"title\":\"需求\"}}\n{\"event\":\"phase_delta\",\"data\":{\"id\":1,\"text\":\"目标\"}}\n" + lThinkEnd + "{\"event\":\"final_delta\",\"data\":{\"text\":\"答\"}}\n{\"event\":\"serp_queries\",\"data\":{\"queries\":[\"q1\",\"q2\"]}}\n" + lFinalEnd},
+		want: `TH{ P{1 "需求"} P1"目标" P1} TH} F{ F"答" Q["q1","q2"] F}`},
+	{name: "id_as_string", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":\"2\",\"title\":\"B\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{2 "B"} P2} TH} F{ F"." F}`},
+	{name: "phase_order", chunks: []string{lThinkStart + lPhase1 + lPhase1 + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} V(phase_order@70) P1} P{1 "A"} P1} TH} F{ F"." F}`},
+	{name: "phase_order/bad_id", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":0,\"title\":\"A\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(phase_order@27) P{1 "A"} P1} TH} F{ F"." F}`},
+	{name: "empty_title", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":1,\"title\":\"\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(empty_title@27) P{1 "Thought"} P1} TH} F{ F"." F}`},
+	{name: "phase_delta_without_start", chunks: []string{lThinkStart + "{\"event\":\"phase_delta\",\"id\":1,\"text\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(phase_delta_without_start@27) P{1 "Thought"} P1"x" P1} TH} F{ F"." F}`},
+	{name: "phase_delta_wrong_id", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"id\":2,\"text\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} V(phase_delta_without_start@70) P1"x" P1} TH} F{ F"." F}`},
+	{name: "phase_delta_no_id", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"text\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} V(phase_delta_without_start@70) P1"x" P1} TH} F{ F"." F}`},
+	{name: "event_order/final_in_thinking", chunks: []string{lThinkStart + "{\"event\":\"final_delta\",\"text\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(event_order@27) F{ F"x" TH} F"." F}`},
+	{name: "event_order/summary_late", chunks: []string{lThinkStart + "{\"event\":\"serp_summary\",\"text\":\"s\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(event_order@27) S"s" TH} F{ F"." F}`},
+	{name: "event_order/queries_first", chunks: []string{"{\"event\":\"serp_queries\",\"queries\":[]}\n"},
+		want: `V(event_order@0) Q[] V(missing_thinking_start@38) V(missing_final_end@38)`},
+	{name: "event_order/thinking_end_alone", chunks: []string{lThinkEnd},
+		want: `V(event_order@0) V(missing_thinking_start@25) V(missing_final_end@25)`},
+	{name: "event_after_final_end", chunks: []string{lThinkStart + lThinkEnd + lFinalEnd + "{\"event\":\"final_delta\",\"text\":\"late\"}\n"},
+		want: `TH{ TH} V(event_order@52) F{ F} V(event_after_final_end@74) F{ F"late" F}`},
+	{name: "missing_all", chunks: []string{""},
+		want: `V(missing_thinking_start@0) V(missing_final_end@0)`},
+	{name: "missing_thinking_end", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"id\":1,\"text\":\"x\"}"},
+		want: `TH{ P{1 "A"} P1"x" V(missing_thinking_end@111) V(missing_final_end@111) P1} TH}`},
+	{name: "prose_indent", chunks: []string{"  - item\n\t`code`\n"},
+		want: `V(not_json_line@2) F{ F"  - item\n" V(not_json_line@10) F"\t` + "`code`" + `\n" V(missing_thinking_start@17) V(missing_final_end@17) F}`},
+	{name: "bom", chunks: []string{"\xef\xbb", "\xbf" + lThinkStart + lThinkEnd + lFinal},
+		want: `TH{ TH} F{ F"." F}`},
+	{name: "escapes", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"caf\\u00", "e9 \\ud83d", "\\ude00 \xe4\xbd", "\xa0\"}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"café 😀 你" F}`},
+	{name: "summary_and_queries", chunks: []string{"{\"event\":\"serp_summary\",\"text\":\"用户要计划\"}\n" + lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"x\"}\n{\"event\":\"serp_queries\",\"queries\":[\"a\",\"\\u00e9\"]}\n" + lFinalEnd},
+		want: `S"用户要计划" TH{ TH} F{ F"x" Q["a","é"] F}`},
+	{name: "json_violation_passes", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\\qb\"}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"a" V(invalid_escape@84) F"\\qb" F}`},
+	{name: "event_twice", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"event\":\"phase_delta\",\"text\":\"b\"}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"a" V(duplicate_key@86) V(duplicate_key@108) F"b" F}`},
+	{name: "too_deep", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 2}}, chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"x\":[[1]]}\n"},
+		want: `TH{ TH} F{ F"a" F} E(json_too_deep)`},
+}
+
+func TestParser(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			newP := func() transform.Parser { return New(tc.opts) }
+			evs := transformtest.RunStrings(newP(), tc.chunks...)
+			norm, raw := transformtest.Normalize(evs)
+			if got := transformtest.Format(norm); got != tc.want {
+				t.Errorf("events differ:\n want %s\n  got %s", tc.want, got)
+			}
+			input := strings.Join(tc.chunks, "")
+			checkStream(t, evs, raw, []byte(input))
+			if err := splitInvariant(newP, []byte(input), 1, 50); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// checkStream checks the promises every stream keeps: well-formed events,
+// and the raw text equal to the input (a prefix of it after a fatal error).
+func checkStream(t *testing.T, evs []transform.Event, raw, input []byte) {
+	t.Helper()
+	if err := transformtest.WellFormed(evs); err != nil {
+		t.Error(err)
+	}
+	failed := len(evs) > 0 && evs[len(evs)-1].Kind == transform.KindError
+	if !bytes.Equal(raw, input) && !(failed && bytes.HasPrefix(input, raw)) {
+		t.Errorf("raw text %q, input %q", raw, input)
+	}
+}
+
+// splitInvariant is transformtest.SplitInvariant, except for a reply that
+// ends in a fatal error: a parser ignores the input after one, and where a
+// limit trips depends on how the text was cut, so only the events are
+// compared, and each split's raw text must be a prefix of the input.
+func splitInvariant(newP func() transform.Parser, input []byte, seed int64, random int) error {
+	evs := transformtest.Run(newP(), input)
+	if n := len(evs); n == 0 || evs[n-1].Kind != transform.KindError {
+		return transformtest.SplitInvariant(newP, input, seed, random)
+	}
+	whole, _ := transformtest.Normalize(evs)
+	for _, chunks := range transformtest.Splits(input, seed, random) {
+		got, raw := transformtest.Normalize(transformtest.Run(newP(), chunks...))
+		if ok, diff := transformtest.Equal(whole, got); !ok {
+			return fmt.Errorf("split into %d chunks: %s", len(chunks), diff)
+		}
+		if !bytes.HasPrefix(input, raw) {
+			return fmt.Errorf("split into %d chunks: raw text %q is not a prefix of the input", len(chunks), raw)
+		}
+	}
+	return nil
+}
+
+// TestStreamsBeforeLineEnd checks that a line's text is emitted as it
+// arrives, not when its line ends (specs/001 §1: 可分片).
+func TestStreamsBeforeLineEnd(t *testing.T) {
+	p := New(transform.ParserOptions{})
+	var got []string
+	emit := func(ev transform.Event) {
+		if ev.Kind == transform.KindAnswerDelta || ev.Kind == transform.KindPhaseDelta {
+			got = append(got, string(ev.Text))
+		}
+	}
+	p.Feed([]byte(lThinkStart+lPhase1+`{"event":"phase_delta","id":1,"text":"ab`), emit)
+	p.Feed([]byte(`cd`), emit)
+	if strings.Join(got, "|") != "ab|cd" {
+		t.Errorf("phase text before the line ended: %q, want ab|cd", got)
+	}
+	got = nil
+	p.Feed([]byte("\"}\n"+lThinkEnd+`{"event":"final_delta","text":"ef`), emit)
+	if strings.Join(got, "|") != "ef" {
+		t.Errorf("final text before the line ended: %q, want ef", got)
+	}
+}
+
+// TestGolden parses each testdata/*.jsonl reply and compares its events,
+// one token a line, with the .golden file beside it (-update rewrites
+// them). Every fixture must also be split-invariant and well-formed.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			input, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := transformtest.Run(newParser(), input)
+			norm, raw := transformtest.Normalize(evs)
+			checkStream(t, evs, raw, input)
+			var b strings.Builder
+			for _, ev := range norm {
+				b.WriteString(transformtest.Token(ev) + "\n")
+			}
+			golden := strings.TrimSuffix(name, ".jsonl") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("events differ from %s:\n%s", golden, b.String())
+			}
+			if err := transformtest.SplitInvariant(newParser, input, 7, 50); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestReset checks that a reset parser parses like a new one.
+func TestReset(t *testing.T) {
+	in := []byte(lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"id\":1,\"text\":\"x\"}\n" + lThinkEnd + lFinalEnd)
+	p := New(transform.ParserOptions{})
+	transformtest.Run(p, []byte("garbage\n{\"event\":\"thinking_start\"}\n{\"text\":\"held"))
+	p.Reset()
+	got := transformtest.Format(transformtest.Run(p, in))
+	want := transformtest.Format(transformtest.Run(newParser(), in))
+	if got != want {
+		t.Errorf("after Reset: %s\nnew parser: %s", got, want)
+	}
+}

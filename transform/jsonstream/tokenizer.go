@@ -1,0 +1,311 @@
+package jsonstream
+
+import (
+	"github.com/llmstream/llmstream/transform"
+)
+
+// DocMode says what a Tokenizer accepts around the JSON object.
+type DocMode uint8
+
+// The document modes.
+const (
+	// DocBare: the input is one object, after optional blanks, and nothing
+	// else is consumed: Feed stops after the object's last byte, or at the
+	// byte that broke it, and reports how far it got. The jsonl parser uses
+	// it for each line (PARSING.md §5.6).
+	DocBare DocMode = iota
+	// DocStrict: the whole reply is one object, possibly after a byte order
+	// mark and blanks, possibly fenced (```json … ```). A reply whose first
+	// other byte is not '{' is reported as TokenInvalid expected_object and
+	// then delivered as TokenProse (final_result: the text becomes the
+	// answer).
+	DocStrict
+	// DocLenient is DocStrict, except that prose before the object is
+	// skipped and reported as leading_text once the object starts (aiplan,
+	// JO04). A '{' starts the object only when the next byte that is not
+	// blank is '"' or '}', so that "Here is {note}:" is never captured.
+	DocLenient
+)
+
+// Config configures a Tokenizer.
+type Config struct {
+	// Paths are the watched values; nil watches nothing.
+	Paths *Paths
+	// Limits bounds the nesting depth (MaxDepth), the buffered keys and
+	// numbers (MaxKeyBytes) and a fence header (MaxTagBytes). Zero fields
+	// take the defaults.
+	Limits transform.Limits
+	// Doc is the document mode.
+	Doc DocMode
+}
+
+// Tokenizer is an incremental JSON tokenizer (see the package comment). The
+// zero value is not usable: call Init. A Tokenizer is not safe for
+// concurrent use.
+type Tokenizer struct {
+	paths *Paths
+	lim   transform.Limits
+	mode  DocMode
+
+	h    Handler
+	tk   Token
+	base int64 // reply offset of p[0] in the current Feed
+
+	doc document
+	st  state
+
+	// stack holds the open containers; its capacity is Limits.MaxDepth and
+	// it never grows past it.
+	stack []frame
+	// valNode and valIdx describe the value about to begin: its watch node
+	// (-1 when unwatched) and its Index.
+	valNode int32
+	valIdx  int
+	// cur* describe the scalar or string being scanned.
+	curNode int32
+	curIdx  int
+	curOff  int64
+
+	str    stringState
+	key    []byte // the key being read, in a watched object
+	keyOff int64
+
+	num     numberState
+	scalar  []byte // the text of a watched number
+	scalarX bool   // the watched number outgrew scalar
+	lit     string // the literal being matched
+	litPos  int
+
+	cap capture
+
+	limitAt int // where in p a limit was exceeded
+}
+
+// frame is one open container.
+type frame struct {
+	node  int32 // watch node of the container, -1 when unwatched
+	obj   bool
+	idx   int    // the container's own Index
+	count int    // elements so far (arrays)
+	seen  uint64 // watched members seen so far (objects)
+}
+
+// state is the tokenizer's position in the JSON grammar.
+type state uint8
+
+const (
+	stValue    state = iota // a value must begin
+	stArrFirst              // after '[': a value or ']'
+	stObjFirst              // after '{': a key or '}'
+	stObjKey                // after ',' in an object: a key
+	stColon                 // after a key: ':'
+	stAfter                 // after a value in a container: ',' or the closer
+	stStr                   // inside a string (key or value)
+	stStrEsc                // after '\'
+	stStrU                  // inside \uXXXX
+	stStrHi                 // after a high surrogate: expecting '\'
+	stStrHiEsc              // after a high surrogate and '\': expecting 'u'
+	stNumber                // inside a number
+	stLiteral               // inside true, false or null
+	stDone                  // the top-level object is complete
+	stDead                  // the reply broke or a limit was exceeded
+)
+
+// Init readies t for a reply with configuration c. It allocates the stack
+// and buffers once; Reset reuses them.
+func (t *Tokenizer) Init(c Config) {
+	t.paths = c.Paths
+	if t.paths == nil {
+		t.paths = MustCompile()
+	}
+	t.lim = c.Limits.WithDefaults()
+	t.mode = c.Doc
+	t.stack = make([]frame, 0, t.lim.MaxDepth)
+	t.key = make([]byte, 0, t.lim.MaxKeyBytes)
+	t.scalar = make([]byte, 0, 32)
+	t.str.scratch = make([]byte, 0, 512)
+	t.Reset()
+}
+
+// Reset readies t for a new reply with the same configuration.
+func (t *Tokenizer) Reset() { t.ResetAt(0) }
+
+// ResetAt readies t for a new input whose next byte is at offset off of the
+// reply. The jsonl parser calls it for each line's object.
+func (t *Tokenizer) ResetAt(off int64) {
+	t.base = off
+	t.doc.reset(t.mode)
+	t.st = stValue
+	t.stack = t.stack[:0]
+	t.str.reset()
+	t.key = t.key[:0]
+	t.scalar = t.scalar[:0]
+	t.cap = capture{}
+	t.h = nil
+}
+
+// Done reports whether the top-level object is complete.
+func (t *Tokenizer) Done() bool { return t.st == stDone }
+
+// Stopped reports whether tokenizing has stopped: the object is complete
+// in DocBare mode, or the reply broke, or a limit was exceeded.
+func (t *Tokenizer) Stopped() bool {
+	return t.st == stDead || (t.mode == DocBare && t.st == stDone)
+}
+
+// Feed tokenizes the next bytes of the reply and reports to h. It returns
+// how many bytes it consumed: all of p, except after a limit was exceeded
+// and in DocBare mode once the object ended or broke (see Stopped): then
+// it stops at the byte after the object or at the byte that broke it, and
+// consumes nothing more until Reset. p is not retained.
+func (t *Tokenizer) Feed(p []byte, h Handler) int {
+	if t.doc.fatal || t.mode == DocBare && t.Stopped() {
+		return 0
+	}
+	t.h = h
+	i := t.resume(p)
+	for i < len(p) {
+		switch {
+		case t.doc.st == docValue:
+			i = t.scan(p, i)
+			if t.st == stDone {
+				if t.mode == DocBare {
+					return t.advance(i)
+				}
+				t.doc.st = docTrail
+			} else if t.st == stDead {
+				if t.doc.fatal {
+					return t.advance(t.limitAt)
+				}
+				if t.mode == DocBare {
+					return t.advance(i)
+				}
+				t.doc.st = docIgnore
+				i = len(p)
+			}
+		default:
+			i = t.docStep(p, i)
+			if t.doc.st == docStopped {
+				return t.advance(i)
+			}
+		}
+	}
+	t.suspend(p)
+	return t.advance(len(p))
+}
+
+// advance moves the reply offset past n consumed bytes and returns n.
+func (t *Tokenizer) advance(n int) int {
+	t.base += int64(n)
+	t.h = nil
+	return n
+}
+
+// resume completes, at the start of p, a rune cut at the end of the
+// previous Feed, and returns where scanning starts.
+func (t *Tokenizer) resume(p []byte) int {
+	t.cap.start = 0
+	if t.cap.on && t.cap.carry.Pending() {
+		out, rest := t.cap.carry.Resume(p)
+		t.cap.start = len(p) - len(rest)
+		t.emitData(TokenRaw, t.cap.path, t.cap.idx, out)
+		// The completing bytes are still scanned: they are continuation
+		// bytes inside a string, where scanning them changes nothing.
+	}
+	if t.doc.st == docProse {
+		return t.resumeProse(p)
+	}
+	if t.st == stStr && t.str.sink == sinkText && t.str.carry.Pending() {
+		out, rest := t.str.carry.Resume(p)
+		t.textCopy(out)
+		return len(p) - len(rest) // continuation bytes: plain string content
+	}
+	return 0
+}
+
+// suspend flushes, at the end of a Feed, what is pending, holding back a
+// rune the next Feed must complete.
+func (t *Tokenizer) suspend(p []byte) {
+	switch {
+	case t.doc.st == docProse:
+		t.flushProse(p, true)
+	case t.st == stDead || t.st == stDone:
+	default:
+		t.flushText(t.st == stStr)
+		t.flushCapture(p, len(p), true)
+	}
+}
+
+// Close ends the reply: it reports an object cut off (unterminated_json,
+// JO26) or a reply that held no object (expected_object), and flushes held
+// bytes.
+func (t *Tokenizer) Close(h Handler) {
+	t.h = h
+	defer func() { t.h = nil }()
+	if t.doc.st != docValue {
+		t.docClose()
+		return
+	}
+	if t.st == stDone || t.st == stDead {
+		return
+	}
+	t.flushCarried()
+	t.invalid(nil, 0, CodeUnterminated, "the reply ended inside the JSON object", t.base)
+}
+
+// flushCarried releases, at the end of the reply, a rune the reply cut
+// off and any escape left unfinished inside a watched string, so that no
+// byte of the model's text is lost.
+func (t *Tokenizer) flushCarried() {
+	if t.st >= stStr && t.st <= stStrHiEsc && t.str.sink == sinkText {
+		t.textCopy(t.str.carry.Flush())
+		t.textCopy(t.str.unfinishedEscape(t.st))
+		t.flushText(false)
+	}
+	if t.cap.on {
+		t.emitData(TokenRaw, t.cap.path, t.cap.idx, t.cap.carry.Flush())
+	}
+}
+
+// report hands the shared Token to the Handler.
+func (t *Tokenizer) report(kind TokenKind, path int32, idx int, typ Type, text []byte, code string, off int64) {
+	t.tk = Token{Kind: kind, Path: int(path), Index: idx, Type: typ, Text: text, Code: code, Offset: off}
+	t.h.HandleToken(&t.tk)
+}
+
+// emitData reports a non-empty delta.
+func (t *Tokenizer) emitData(kind TokenKind, path int32, idx int, text []byte) {
+	if len(text) > 0 {
+		t.report(kind, path, idx, 0, text, "", 0)
+	}
+}
+
+// violation reports a recoverable anomaly after flushing the pending
+// deltas, so that it lands at the same place in the token sequence however
+// the reply was split.
+func (t *Tokenizer) violation(p []byte, i int, code string, detail []byte, off int64) {
+	t.flushText(false)
+	t.flushCapture(p, i, false)
+	t.report(TokenViolation, -1, -1, 0, detail, code, off)
+}
+
+// invalid reports that the object broke and stops tokenizing.
+func (t *Tokenizer) invalid(p []byte, i int, code, detail string, off int64) {
+	t.flushText(false)
+	t.flushCapture(p, i, false)
+	t.st = stDead
+	t.report(TokenInvalid, -1, -1, 0, detailBytes(detail), code, off)
+}
+
+// limit reports an exceeded limit, which is fatal.
+func (t *Tokenizer) limit(p []byte, i int, code, msg string) {
+	t.flushText(false)
+	t.flushCapture(p, i, false)
+	t.st = stDead
+	t.doc.fatal = true
+	t.limitAt = i
+	t.report(TokenLimit, -1, -1, 0, detailBytes(msg), code, t.base+int64(i))
+}
+
+// off returns the reply offset of p[i].
+func (t *Tokenizer) off(i int) int64 { return t.base + int64(i) }
