@@ -1,9 +1,16 @@
 package transform
 
 import (
+	"bytes"
+	"encoding/json"
 	"unicode/utf8"
 	"unsafe"
 )
+
+// This file holds the JSON encoding the protocol encoders share. Every
+// function appends to the caller's buffer, like strconv.AppendInt, and
+// allocates only when that buffer must grow, so that encoders allocate
+// nothing per delta.
 
 // jsonSafe[b] is true for ASCII bytes that appear in a JSON string as they
 // are. Like JSON.stringify, and unlike encoding/json's HTML-safe default,
@@ -22,6 +29,20 @@ const hexDigits = "0123456789abcdef"
 // JavaScript. It allocates only when dst must grow.
 func AppendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
+	dst = AppendJSONStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// AppendJSONStringS is AppendJSONString for a string.
+func AppendJSONStringS(dst []byte, s string) []byte {
+	return AppendJSONString(dst, bytesOf(s))
+}
+
+// AppendJSONStringBody appends s escaped as AppendJSONString escapes it,
+// without the quotes, so that several pieces (a phase title and its
+// Markdown, the two halves of a character cut between deltas) can be
+// joined into one JSON string value. It allocates only when dst must grow.
+func AppendJSONStringBody(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -63,13 +84,68 @@ func AppendJSONString(dst, s []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
-// AppendJSONStringS is AppendJSONString for a string.
-func AppendJSONStringS(dst []byte, s string) []byte {
-	// AppendJSONString only reads its argument, so viewing the string's bytes
-	// without a copy is safe and keeps encoders allocation-free.
-	return AppendJSONString(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+// AppendJSONStringBodyS is AppendJSONStringBody for a string.
+func AppendJSONStringBodyS(dst []byte, s string) []byte {
+	return AppendJSONStringBody(dst, bytesOf(s))
+}
+
+// AppendJSONStrings appends list as a JSON array of strings; an empty or
+// nil list is [], never null, so that clients can iterate it unchecked.
+func AppendJSONStrings(dst []byte, list []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONStringS(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// AppendCompactJSON appends raw without insignificant whitespace, so that a
+// JSON value the model or the upstream pretty-printed fits on one SSE data
+// line; strings are copied as written, escapes included. It reports false,
+// appending nothing, when raw is not valid JSON or not valid UTF-8:
+// encoding/json accepts invalid UTF-8 inside strings, where a client's
+// JSON.parse would see U+FFFD instead of what the model wrote. It allocates
+// only when dst must grow.
+func AppendCompactJSON(dst, raw []byte) ([]byte, bool) {
+	if !utf8.Valid(raw) || !json.Valid(raw) {
+		return dst, false
+	}
+	// The Buffer does not escape, and json.Compact writes into dst's spare
+	// capacity, so a buffer with room costs no allocation.
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return dst, false
+	}
+	return buf.Bytes(), true
+}
+
+// AppendCompactJSONObject is AppendCompactJSON for a value the client types
+// as an object (usage, tool arguments): it also reports false, appending
+// nothing, when raw is valid JSON but not an object.
+func AppendCompactJSONObject(dst, raw []byte) ([]byte, bool) {
+	out, ok := AppendCompactJSON(dst, raw)
+	if !ok || out[len(dst)] != '{' {
+		return dst, false
+	}
+	return out, true
+}
+
+// AppendJSONOrString appends raw compacted when AppendCompactJSON accepts
+// it, and otherwise raw as a JSON string, so that a value the model wrote
+// badly still reaches the client, visibly, on a line that stays JSON.
+func AppendJSONOrString(dst, raw []byte) []byte {
+	if out, ok := AppendCompactJSON(dst, raw); ok {
+		return out
+	}
+	return AppendJSONString(dst, raw)
+}
+
+func bytesOf(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }

@@ -56,11 +56,10 @@ type Encoder struct {
 	toolCalls bool
 	// started[i] records that tool-input-start went out for tool call i.
 	started []bool
-	// violations holds the encoded violation objects, comma-separated,
-	// sent as one data-violations part before the terminal chunk.
-	violations  []byte
-	nViolations int
-	done        bool
+	// violations are sent as one data-violations part before the terminal
+	// chunk.
+	violations transform.ViolationList
+	done       bool
 }
 
 // New returns an Encoder for one stream.
@@ -111,31 +110,35 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindArtifacts:
 		dst = e.appendArtifacts(dst, ev.Text)
 	case transform.KindViolation:
-		e.noteViolation(ev)
-	case transform.KindFinish:
-		e.done = true
-		dst = e.closePart(dst)
-		dst = e.appendViolations(dst)
+		e.violations.Note(ev)
+	case transform.KindFinish, transform.KindError:
+		dst = e.appendEnd(dst, ev)
+	}
+	return dst
+}
+
+// appendEnd ends the stream for a KindFinish or KindError: it closes the
+// open part, sends the violations, then the finish or error chunk and
+// [DONE]. Tool input parts still streaming stay so: a tool-input-available
+// would present cut-off arguments as complete.
+func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
+	e.done = true
+	dst = e.closePart(dst)
+	dst = e.appendViolations(dst)
+	if ev.Kind == transform.KindFinish {
 		dst = append(dst, `data: {"type":"finish","finishReason":"`...)
 		dst = append(dst, finishReason(ev.Code, e.toolCalls)...)
-		dst = append(dst, "\"}\n\n"...)
-		dst = append(dst, doneLine...)
-	case transform.KindError:
-		e.done = true
-		// Tool input parts still streaming stay so: a tool-input-available
-		// would present cut-off arguments as complete.
-		dst = e.closePart(dst)
-		dst = e.appendViolations(dst)
+		dst = append(dst, '"')
+	} else {
 		dst = append(dst, `data: {"type":"error","errorText":`...)
 		if len(ev.Text) > 0 {
 			dst = transform.AppendJSONString(dst, ev.Text)
 		} else {
 			dst = transform.AppendJSONStringS(dst, ev.Code)
 		}
-		dst = append(dst, "}\n\n"...)
-		dst = append(dst, doneLine...)
 	}
-	return dst
+	dst = append(dst, "}\n\n"...)
+	return append(dst, doneLine...)
 }
 
 // AppendHeartbeat appends the SDK's keep-alive comment.

@@ -1,12 +1,13 @@
 package aisdk_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/aisdk"
+	"github.com/llmstream/llmstream/transform/encodertest"
 )
 
 // checkStream checks a UI message stream the way ai@6 reads it: data lines
@@ -20,7 +21,7 @@ func checkStream(out []byte) error {
 	if err != nil {
 		return err
 	}
-	evs, err := readSSE(out)
+	evs, err := encodertest.ReadSSE(out)
 	if err != nil {
 		return err
 	}
@@ -29,47 +30,47 @@ func checkStream(out []byte) error {
 	tools := map[string]bool{}
 	terminal, done := -1, -1
 	for i, e := range evs {
-		if e.comment {
-			if e.data != "" {
-				return errorf("comment with data")
+		if e.Comment {
+			if e.Data != "" {
+				return fmt.Errorf("comment with data")
 			}
 			continue
 		}
-		if e.name != "" {
-			return errorf("event %d has an event: line; the SDK reads data only", i)
+		if e.Name != "" {
+			return fmt.Errorf("event %d has an event: line; the SDK reads data only", i)
 		}
 		if done >= 0 {
-			return errorf("chunk %d after [DONE]", i)
+			return fmt.Errorf("chunk %d after [DONE]", i)
 		}
-		if e.data == "[DONE]" {
+		if e.Data == "[DONE]" {
 			if terminal != i-1 {
-				return errorf("[DONE] does not follow finish or error")
+				return fmt.Errorf("[DONE] does not follow finish or error")
 			}
 			done = i
 			continue
 		}
 		if terminal >= 0 {
-			return errorf("chunk %d after the terminal chunk: %s", i, e.data)
+			return fmt.Errorf("chunk %d after the terminal chunk: %s", i, e.Data)
 		}
-		m, err := decodeData(e)
+		m, err := e.DecodeData()
 		if err != nil {
 			return err
 		}
 		if err := validateChunk(schema, m); err != nil {
-			return errorf("chunk %d: %v", i, err)
+			return fmt.Errorf("chunk %d: %v", i, err)
 		}
 		typ := m["type"].(string)
 		if (i == 0) != (typ == "start") {
-			return errorf("chunk %d is %s; start comes first and once", i, typ)
+			return fmt.Errorf("chunk %d is %s; start comes first and once", i, typ)
 		}
 		id, _ := m["id"].(string)
 		switch typ {
 		case "text-start", "reasoning-start":
 			if openText != "" || openReasoning != "" {
-				return errorf("%s while a part is open", typ)
+				return fmt.Errorf("%s while a part is open", typ)
 			}
 			if seen[typ+id] {
-				return errorf("%s id %s reused", typ, id)
+				return fmt.Errorf("%s id %s reused", typ, id)
 			}
 			seen[typ+id] = true
 			if typ == "text-start" {
@@ -79,14 +80,14 @@ func checkStream(out []byte) error {
 			}
 		case "text-delta", "text-end":
 			if id != openText || id == "" {
-				return errorf("%s for text part %q, open %q", typ, id, openText)
+				return fmt.Errorf("%s for text part %q, open %q", typ, id, openText)
 			}
 			if typ == "text-end" {
 				openText = ""
 			}
 		case "reasoning-delta", "reasoning-end":
 			if id != openReasoning || id == "" {
-				return errorf("%s for reasoning part %q, open %q", typ, id, openReasoning)
+				return fmt.Errorf("%s for reasoning part %q, open %q", typ, id, openReasoning)
 			}
 			if typ == "reasoning-end" {
 				openReasoning = ""
@@ -95,31 +96,29 @@ func checkStream(out []byte) error {
 			tools[m["toolCallId"].(string)] = true
 		case "tool-input-delta":
 			if !tools[m["toolCallId"].(string)] {
-				return errorf("tool-input-delta without tool-input-start")
+				return fmt.Errorf("tool-input-delta without tool-input-start")
 			}
 		case "finish", "error":
 			terminal = i
 			if openText != "" || openReasoning != "" {
-				return errorf("%s with a part open", typ)
+				return fmt.Errorf("%s with a part open", typ)
 			}
 		}
 	}
 	if terminal >= 0 && done < 0 {
-		return errorf("no [DONE] after the terminal chunk")
+		return fmt.Errorf("no [DONE] after the terminal chunk")
 	}
 	return nil
 }
 
+// newEncoder returns an aisdk encoder for encodertest's checks.
+func newEncoder() transform.Encoder { return aisdk.New(encodertest.Meta()) }
+
 func TestScenarios(t *testing.T) {
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			out := run(aisdk.New(testMeta()), s.evs)
-			if err := checkStream(out); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			golden(t, s.name, out)
-		})
-	}
+	encodertest.CheckScenarios(t, "", func(evs []transform.Event) ([]byte, error) {
+		out := encodertest.Run(newEncoder(), evs)
+		return out, checkStream(out)
+	})
 }
 
 // TestEvents checks the chunks of small sequences (data lines, without
@@ -131,70 +130,70 @@ func TestEvents(t *testing.T) {
 		want []string
 	}{
 		{"lazy_parts", []transform.Event{
-			ev(transform.KindReasoningStart), ev(transform.KindReasoningEnd),
-			ev(transform.KindAnswerStart), ev(transform.KindAnswerEnd),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Event(transform.KindReasoningEnd),
+			encodertest.Event(transform.KindAnswerStart), encodertest.Event(transform.KindAnswerEnd),
 		}, nil},
 		{"text_closed_by_data_part", []transform.Event{
-			ev(transform.KindAnswerStart), text(F, "a"), {Kind: transform.KindSerpQueries, List: []string{"q"}}, text(F, "b"), ev(transform.KindAnswerEnd),
+			encodertest.Event(transform.KindAnswerStart), encodertest.Answer("a"), {Kind: transform.KindSerpQueries, List: []string{"q"}}, encodertest.Answer("b"), encodertest.Event(transform.KindAnswerEnd),
 		}, []string{
 			`{"type":"text-start","id":"text-0"}`, `{"type":"text-delta","id":"text-0","delta":"a"}`, `{"type":"text-end","id":"text-0"}`,
 			`{"type":"data-serp-queries","data":{"queries":["q"]}}`,
 			`{"type":"text-start","id":"text-1"}`, `{"type":"text-delta","id":"text-1","delta":"b"}`, `{"type":"text-end","id":"text-1"}`,
 		}},
 		{"phases", []transform.Event{
-			ev(transform.KindThinkingStart), phase(1, "Scope"), phaseDelta(1, "x"), phaseEnd(1), phase(2, "Plan"), phaseEnd(2), ev(transform.KindThinkingEnd),
+			encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1), encodertest.Phase(2, "Plan"), encodertest.PhaseEnd(2), encodertest.Event(transform.KindThinkingEnd),
 		}, []string{
 			`{"type":"data-phase","data":{"id":1,"title":"Scope"}}`,
 			`{"type":"reasoning-start","id":"reasoning-0"}`, `{"type":"reasoning-delta","id":"reasoning-0","delta":"x"}`, `{"type":"reasoning-end","id":"reasoning-0"}`,
 			`{"type":"data-phase","data":{"id":2,"title":"Plan"}}`,
 		}},
-		{"serp_summary", []transform.Event{text(transform.KindSerpSummary, "s")},
+		{"serp_summary", []transform.Event{encodertest.Text(transform.KindSerpSummary, "s")},
 			[]string{`{"type":"data-serp-summary","data":{"text":"s"}}`}},
 		{"tool_input", []transform.Event{
-			toolStart(0, "c1", "f"), toolArgs(0, "c1", "f", `{"a":`), toolArgs(0, "c1", "f", ""), toolArgs(0, "c1", "f", `1}`), toolEnd(0, "c1", "f", `{"a":1}`),
+			encodertest.ToolStart(0, "c1", "f"), encodertest.ToolArgs(0, "c1", "f", `{"a":`), encodertest.ToolArgs(0, "c1", "f", ""), encodertest.ToolArgs(0, "c1", "f", `1}`), encodertest.ToolEnd(0, "c1", "f", `{"a":1}`),
 		}, []string{
 			`{"type":"tool-input-start","toolCallId":"c1","toolName":"f"}`,
 			`{"type":"tool-input-delta","toolCallId":"c1","inputTextDelta":"{\"a\":"}`,
 			`{"type":"tool-input-delta","toolCallId":"c1","inputTextDelta":"1}"}`,
 			`{"type":"tool-input-available","toolCallId":"c1","toolName":"f","input":{"a":1}}`,
 		}},
-		{"tool_input_invalid", []transform.Event{toolStart(0, "c1", "f"), toolEnd(0, "c1", "f", `{"a":`)},
+		{"tool_input_invalid", []transform.Event{encodertest.ToolStart(0, "c1", "f"), encodertest.ToolEnd(0, "c1", "f", `{"a":`)},
 			[]string{
 				`{"type":"tool-input-start","toolCallId":"c1","toolName":"f"}`,
 				`{"type":"tool-input-error","toolCallId":"c1","toolName":"f","input":"{\"a\":","errorText":"invalid tool input: the arguments are not valid JSON"}`,
 			}},
-		{"tool_closes_text", []transform.Event{ev(transform.KindAnswerStart), text(F, "a"), toolStart(0, "c1", "f")},
+		{"tool_closes_text", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("a"), encodertest.ToolStart(0, "c1", "f")},
 			[]string{`{"type":"text-start","id":"text-0"}`, `{"type":"text-delta","id":"text-0","delta":"a"}`, `{"type":"text-end","id":"text-0"}`,
 				`{"type":"tool-input-start","toolCallId":"c1","toolName":"f"}`}},
 		{"clarify_artifacts", []transform.Event{
 			{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Q?"}},
-			text(transform.KindArtifacts, "[\n\"a\"\n]"), text(transform.KindArtifacts, "[oops"),
+			encodertest.Text(transform.KindArtifacts, "[\n\"a\"\n]"), encodertest.Text(transform.KindArtifacts, "[oops"),
 		}, []string{
 			`{"type":"data-clarify","data":{"question":"Q?","options":[],"hint":null}}`,
 			`{"type":"data-artifacts","data":{"items":["a"]}}`,
 			`{"type":"data-artifacts","data":{"items":"[oops"}}`,
 		}},
-		{"violations_before_finish", []transform.Event{violation("a", 1, "x"), violation("b", 2, ""), finish("stop")},
+		{"violations_before_finish", []transform.Event{encodertest.Violation("a", 1, "x"), encodertest.Violation("b", 2, ""), encodertest.Finish("stop")},
 			[]string{`{"type":"data-violations","data":{"violations":[{"code":"a","offset":1,"detail":"x"},{"code":"b","offset":2,"detail":""}]}}`,
 				`{"type":"finish","finishReason":"stop"}`, `[DONE]`}},
-		{"violations_before_error", []transform.Event{violation("a", 1, "x"), failure("upstream_error", "")},
+		{"violations_before_error", []transform.Event{encodertest.Violation("a", 1, "x"), encodertest.Failure("upstream_error", "")},
 			[]string{`{"type":"data-violations","data":{"violations":[{"code":"a","offset":1,"detail":"x"}]}}`,
 				`{"type":"error","errorText":"upstream_error"}`, `[DONE]`}},
-		{"error_closes_parts", []transform.Event{ev(transform.KindAnswerStart), text(F, "a"), failure("upstream_error", "cut")},
+		{"error_closes_parts", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("a"), encodertest.Failure("upstream_error", "cut")},
 			[]string{`{"type":"text-start","id":"text-0"}`, `{"type":"text-delta","id":"text-0","delta":"a"}`, `{"type":"text-end","id":"text-0"}`,
 				`{"type":"error","errorText":"cut"}`, `[DONE]`}},
-		{"ignored_kinds", []transform.Event{routed("m", "u"), raw("x"), text(transform.KindUsage, `{"a":1}`), ev(transform.KindThinkingStart), ev(transform.KindThinkingEnd)}, nil},
+		{"ignored_kinds", []transform.Event{encodertest.Routed("m", "u"), encodertest.Raw("x"), encodertest.Text(transform.KindUsage, `{"a":1}`), encodertest.Event(transform.KindThinkingStart), encodertest.Event(transform.KindThinkingEnd)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := run(aisdk.New(testMeta()), tt.evs)
+			out := encodertest.Run(aisdk.New(encodertest.Meta()), tt.evs)
 			if err := checkStream(out); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			sse, _ := readSSE(out)
+			sse, _ := encodertest.ReadSSE(out)
 			var got []string
 			for _, e := range sse[1:] {
-				got = append(got, e.data)
+				got = append(got, e.Data)
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("chunks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
@@ -224,9 +223,9 @@ func TestFinishReason(t *testing.T) {
 		t.Run(tt.openai+"_"+map[bool]string{true: "tools", false: "text"}[tt.toolCalls], func(t *testing.T) {
 			evs := []transform.Event{}
 			if tt.toolCalls {
-				evs = append(evs, toolStart(0, "c", "f"), toolEnd(0, "c", "f", "{}"))
+				evs = append(evs, encodertest.ToolStart(0, "c", "f"), encodertest.ToolEnd(0, "c", "f", "{}"))
 			}
-			out := string(run(aisdk.New(testMeta()), append(evs, finish(tt.openai))))
+			out := string(encodertest.Run(aisdk.New(encodertest.Meta()), append(evs, encodertest.Finish(tt.openai))))
 			want := `data: {"type":"finish","finishReason":"` + tt.want + `"}` + "\n\ndata: [DONE]\n\n"
 			if !strings.HasSuffix(out, want) {
 				t.Errorf("got\n%s\nwant suffix\n%s", out, want)
@@ -236,78 +235,30 @@ func TestFinishReason(t *testing.T) {
 }
 
 func TestBeginAndHeartbeat(t *testing.T) {
-	meta := testMeta()
+	meta := encodertest.Meta()
 	enc := aisdk.New(meta)
 	if got := string(enc.Begin(nil)); got != "data: {\"type\":\"start\",\"messageId\":\"msg-1\"}\n\n" {
 		t.Errorf("start %q", got)
 	}
-	if got := string(enc.AppendHeartbeat(nil, created)); got != ": keep-alive\n\n" {
+	if got := string(enc.AppendHeartbeat(nil, encodertest.Created)); got != ": keep-alive\n\n" {
 		t.Errorf("heartbeat %q", got)
 	}
 	meta.MessageID = ""
 	if got := string(aisdk.New(meta).Begin(nil)); got != "data: {\"type\":\"start\"}\n\n" {
 		t.Errorf("start without message id %q", got)
 	}
-	enc.AppendEvent(nil, finish("stop"))
-	if got := enc.AppendHeartbeat(nil, created); len(got) != 0 {
-		t.Errorf("heartbeat after finish: %q", got)
-	}
-	if got := enc.AppendEvent(nil, text(F, "late")); len(got) != 0 {
-		t.Errorf("event after finish: %q", got)
-	}
+}
+
+func TestNothingAfterTerminal(t *testing.T) {
+	encodertest.CheckNothingAfterTerminal(t, newEncoder)
 }
 
 func TestZeroAllocs(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   transform.Event
-	}{
-		{"text_delta", text(F, "some answer text, with \"quotes\"\n")},
-		{"text_delta_chinese", text(F, "三分化训练计划")},
-		{"reasoning_delta", text(R, "reasoning text")},
-		{"phase_delta", phaseDelta(1, "phase text")},
-		{"tool_input_delta", toolArgs(0, "c", "f", `{"a":1}`)},
-		{"heartbeat", heartbeat()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			enc := aisdk.New(testMeta())
-			buf := enc.Begin(make([]byte, 0, 64<<10))
-			now := time.Now()
-			allocs := testing.AllocsPerRun(1000, func() {
-				if tt.ev.Kind == kindHeartbeat {
-					buf = enc.AppendHeartbeat(buf[:0], now)
-					return
-				}
-				buf = enc.AppendEvent(buf[:0], tt.ev)
-			})
-			if allocs != 0 {
-				t.Errorf("%v allocations per event, want 0", allocs)
-			}
-		})
-	}
+	encodertest.CheckZeroAllocs(t, newEncoder, nil)
 }
 
 func BenchmarkEncoder(b *testing.B) {
-	deltas := []transform.Event{
-		text(R, "Thinking about "), text(R, "the user's plan"),
-		text(F, "Here is a plan:\n"), text(F, "- 第二天：拉\n"), text(F, "\"quoted\" \\ text"),
-	}
-	var size int64
-	for _, d := range deltas {
-		size += int64(len(d.Text))
-	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	enc := aisdk.New(testMeta())
-	buf := enc.Begin(make([]byte, 0, 64<<10))
-	b.ResetTimer()
-	for b.Loop() {
-		for _, d := range deltas {
-			buf = enc.AppendEvent(buf[:0], d)
-		}
-	}
-	b.ReportMetric(float64(b.N*len(deltas))/b.Elapsed().Seconds(), "events/s")
+	encodertest.BenchmarkReply(b, newEncoder(), nil, transform.KindReasoningDelta, transform.KindAnswerDelta)
 }
 
 // FuzzEncoder feeds arbitrary event sequences: the encoder must not panic
@@ -318,7 +269,7 @@ func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{14, 1, 15, 1, 16, 1, 25, 4, 18, 3, 23, 1}, `{"questions":[{"text":"q","choices":["a"]}]}`)
 	f.Add([]byte{24, 0, 13, 5, 4, 200, 9, 1, 21, 0}, "\xe4\xbd\xa0好")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
-		out := run(aisdk.New(testMeta()), fuzzEvents(ops, pool))
+		out := encodertest.Run(aisdk.New(encodertest.Meta()), encodertest.FuzzEvents(ops, pool))
 		if err := checkStream(out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}

@@ -6,10 +6,6 @@ import (
 	"github.com/llmstream/llmstream/transform"
 )
 
-// maxViolations bounds the violations listed in data-violations, so that a
-// reply that breaks its structure on every line costs bounded memory.
-const maxViolations = 100
-
 // Data parts (type "data-…", ai@6 uiMessageChunkSchema) carry what the UI
 // message stream has no part for. They have no id: the SDK replaces a data
 // part that repeats the type and id of an earlier one, and each of these is
@@ -38,27 +34,19 @@ func (e *Encoder) appendSerpSummary(dst, text []byte) []byte {
 func (e *Encoder) appendSerpQueries(dst []byte, queries []string) []byte {
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-serp-queries","data":{"queries":`...)
-	dst = appendStrings(dst, queries)
+	dst = transform.AppendJSONStrings(dst, queries)
 	return append(dst, "}}\n\n"...)
 }
 
 // appendClarify appends data-clarify {question, options, hint}, shaped as
-// jsonseq's clarify event: options always an array, hint null when empty.
+// jsonseq's clarify event.
 func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 	if c == nil {
 		return dst
 	}
 	dst = e.closePart(dst)
-	dst = append(dst, `data: {"type":"data-clarify","data":{"question":`...)
-	dst = transform.AppendJSONStringS(dst, c.Question)
-	dst = append(dst, `,"options":`...)
-	dst = appendStrings(dst, c.Options)
-	dst = append(dst, `,"hint":`...)
-	if c.Hint == "" {
-		dst = append(dst, "null"...)
-	} else {
-		dst = transform.AppendJSONStringS(dst, c.Hint)
-	}
+	dst = append(dst, `data: {"type":"data-clarify","data":{`...)
+	dst = transform.AppendClarifyFields(dst, c)
 	return append(dst, "}}\n\n"...)
 }
 
@@ -67,51 +55,18 @@ func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-artifacts","data":{"items":`...)
-	items, ok := appendCompactJSON(dst, raw)
-	if !ok {
-		items = transform.AppendJSONString(dst, raw)
-	}
-	return append(items, "}}\n\n"...)
-}
-
-// noteViolation keeps a violation {code, offset, detail} for the
-// data-violations part (CONTRACT.md §4), up to maxViolations of them.
-func (e *Encoder) noteViolation(ev transform.Event) {
-	if e.nViolations >= maxViolations {
-		return
-	}
-	if e.nViolations > 0 {
-		e.violations = append(e.violations, ',')
-	}
-	e.nViolations++
-	e.violations = append(e.violations, `{"code":`...)
-	e.violations = transform.AppendJSONStringS(e.violations, ev.Code)
-	e.violations = append(e.violations, `,"offset":`...)
-	e.violations = strconv.AppendInt(e.violations, ev.Offset, 10)
-	e.violations = append(e.violations, `,"detail":`...)
-	e.violations = transform.AppendJSONString(e.violations, ev.Text)
-	e.violations = append(e.violations, '}')
+	dst = transform.AppendJSONOrString(dst, raw)
+	return append(dst, "}}\n\n"...)
 }
 
 // appendViolations appends one data-violations part with every violation
-// kept, before the terminal chunk; nothing when there were none.
+// kept (CONTRACT.md §4), before the terminal chunk; nothing when there
+// were none.
 func (e *Encoder) appendViolations(dst []byte) []byte {
-	if e.nViolations == 0 {
+	if e.violations.Len() == 0 {
 		return dst
 	}
-	dst = append(dst, `data: {"type":"data-violations","data":{"violations":[`...)
-	dst = append(dst, e.violations...)
-	return append(dst, "]}}\n\n"...)
-}
-
-// appendStrings appends list as a JSON array of strings.
-func appendStrings(dst []byte, list []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = transform.AppendJSONStringS(dst, s)
-	}
-	return append(dst, ']')
+	dst = append(dst, `data: {"type":"data-violations","data":{"violations":`...)
+	dst = e.violations.AppendJSON(dst)
+	return append(dst, "}}\n\n"...)
 }

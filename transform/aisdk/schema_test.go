@@ -2,6 +2,7 @@ package aisdk_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,19 +39,19 @@ var loadSchema = sync.OnceValues(func() (*chunkSchema, error) {
 func validateChunk(s *chunkSchema, m map[string]any) error {
 	typ, ok := m["type"].(string)
 	if !ok {
-		return errorf("chunk without a string type: %v", m)
+		return fmt.Errorf("chunk without a string type: %v", m)
 	}
 	fields, ok := s.Chunks[typ]
 	if strings.HasPrefix(typ, s.DataPrefix) {
 		fields, ok = s.Data, true
 	}
 	if !ok {
-		return errorf("unknown chunk type %q", typ)
+		return fmt.Errorf("unknown chunk type %q", typ)
 	}
 	for k, want := range fields.Required {
 		v, ok := m[k]
 		if !ok {
-			return errorf("%s lacks required %s: %v", typ, k, m)
+			return fmt.Errorf("%s lacks required %s: %v", typ, k, m)
 		}
 		if err := checkType(typ, k, v, want); err != nil {
 			return err
@@ -65,7 +66,7 @@ func validateChunk(s *chunkSchema, m map[string]any) error {
 			continue
 		}
 		if !ok {
-			return errorf("%s has field %s the schema does not declare: %v", typ, k, m)
+			return fmt.Errorf("%s has field %s the schema does not declare: %v", typ, k, m)
 		}
 		if err := checkType(typ, k, v, want); err != nil {
 			return err
@@ -88,10 +89,10 @@ func checkType(typ, k string, v any, want string) error {
 		s, isString := v.(string)
 		ok = isString && strings.Contains("|"+strings.TrimPrefix(want, "enum:")+"|", "|"+s+"|")
 	default:
-		return errorf("schema extract: unknown type %q", want)
+		return fmt.Errorf("schema extract: unknown type %q", want)
 	}
 	if !ok {
-		return errorf("%s.%s = %v is not %s", typ, k, v, want)
+		return fmt.Errorf("%s.%s = %v is not %s", typ, k, v, want)
 	}
 	return nil
 }

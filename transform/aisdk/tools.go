@@ -1,12 +1,6 @@
 package aisdk
 
-import (
-	"bytes"
-	"encoding/json"
-	"unicode/utf8"
-
-	"github.com/llmstream/llmstream/transform"
-)
+import "github.com/llmstream/llmstream/transform"
 
 // maxToolIndex bounds the tool call indices tracked in started, far above
 // Limits.MaxToolCalls, so that a bad index cannot grow it without bound.
@@ -22,10 +16,7 @@ func (e *Encoder) appendToolInputStart(dst []byte, ev transform.Event) []byte {
 		}
 		e.started[ev.Index] = true
 	}
-	dst = append(dst, `data: {"type":"tool-input-start","toolCallId":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
-	dst = append(dst, `,"toolName":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = appendToolHead(dst, "tool-input-start", ev)
 	return append(dst, "}\n\n"...)
 }
 
@@ -53,38 +44,23 @@ func (e *Encoder) appendToolInputDelta(dst []byte, ev transform.Event) []byte {
 // never parsed.
 func (e *Encoder) appendToolInputEnd(dst []byte, ev transform.Event) []byte {
 	e.toolCalls = true
-	mark := len(dst)
-	dst = append(dst, `data: {"type":"tool-input-available","toolCallId":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
-	dst = append(dst, `,"toolName":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
-	dst = append(dst, `,"input":`...)
-	if input, ok := appendCompactJSON(dst, ev.Text); ok {
+	head := append(appendToolHead(dst, "tool-input-available", ev), `,"input":`...)
+	if input, ok := transform.AppendCompactJSON(head, ev.Text); ok {
 		return append(input, "}\n\n"...)
 	}
-	dst = append(dst[:mark], `data: {"type":"tool-input-error","toolCallId":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
-	dst = append(dst, `,"toolName":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
-	dst = append(dst, `,"input":`...)
+	dst = append(appendToolHead(dst, "tool-input-error", ev), `,"input":`...)
 	dst = transform.AppendJSONString(dst, ev.Text)
 	dst = append(dst, `,"errorText":"invalid tool input: the arguments are not valid JSON"`...)
 	return append(dst, "}\n\n"...)
 }
 
-// appendCompactJSON appends raw without insignificant whitespace, so that a
-// JSON value the model pretty-printed fits on one SSE data line. It reports
-// false when raw is not valid JSON or not valid UTF-8 (encoding/json
-// accepts invalid UTF-8 inside strings; JSON.parse would see U+FFFD). It
-// runs once per tool call or artifacts list, not per delta, so
-// encoding/json's allocation is acceptable here.
-func appendCompactJSON(dst, raw []byte) ([]byte, bool) {
-	if !utf8.Valid(raw) || !json.Valid(raw) {
-		return dst, false
-	}
-	buf := bytes.NewBuffer(dst)
-	if err := json.Compact(buf, raw); err != nil {
-		return dst, false
-	}
-	return buf.Bytes(), true
+// appendToolHead appends a tool chunk of type typ up to its toolCallId and
+// toolName, the fields every tool input chunk but the delta starts with.
+func appendToolHead(dst []byte, typ string, ev transform.Event) []byte {
+	dst = append(dst, `data: {"type":"`...)
+	dst = append(dst, typ...)
+	dst = append(dst, `","toolCallId":`...)
+	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = append(dst, `,"toolName":`...)
+	return transform.AppendJSONStringS(dst, ev.Name)
 }

@@ -30,7 +30,6 @@ type Encoder struct {
 	// carry holds a UTF-8 sequence cut at the end of a raw delta, so that
 	// no content_delta ends mid-character and reply_len counts characters.
 	carry transform.RuneCarry
-	done  bool
 }
 
 // New returns an Encoder for one stream.
@@ -47,35 +46,26 @@ func (e *Encoder) Begin(dst []byte) []byte {
 // content; KindRouted, KindFinish and KindError produce status, completed
 // and error; usage and violations are kept for completed.metadata.
 func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
-	if e.done {
+	if e.sys.Done() {
 		return dst
 	}
 	switch ev.Kind {
 	case transform.KindRaw:
 		dst = e.appendRaw(dst, ev.Text)
-	case transform.KindRouted:
-		dst = e.sys.AppendRouted(dst, ev)
-	case transform.KindUsage:
-		e.sys.NoteUsage(ev.Text)
-	case transform.KindViolation:
-		e.sys.NoteViolation(ev)
 	case transform.KindFinish:
-		e.done = true
 		dst = e.flushCarry(dst)
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.replyLen)
 	case transform.KindError:
-		e.done = true
 		dst = e.flushCarry(dst)
 		dst = e.sys.AppendError(dst, ev)
+	default:
+		dst = e.sys.AppendEvent(dst, ev)
 	}
 	return dst
 }
 
 // AppendHeartbeat appends a heartbeat event with now in Unix milliseconds.
 func (e *Encoder) AppendHeartbeat(dst []byte, now time.Time) []byte {
-	if e.done {
-		return dst
-	}
 	return e.sys.AppendHeartbeat(dst, now)
 }
 
@@ -117,22 +107,10 @@ func (e *Encoder) appendDelta(dst, a, b []byte) []byte {
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, e.seq, 10)
 	dst = append(dst, `,"delta":"`...)
-	dst = appendJSONBody(dst, a)
-	dst = appendJSONBody(dst, b)
+	dst = transform.AppendJSONStringBody(dst, a)
+	dst = transform.AppendJSONStringBody(dst, b)
 	dst = append(dst, '"')
 	return AppendEventTail(dst)
-}
-
-// appendJSONBody appends s escaped as the inside of a JSON string, without
-// the quotes, so that pieces can be joined into one string value.
-func appendJSONBody(dst, s []byte) []byte {
-	if len(s) == 0 {
-		return dst
-	}
-	n := len(dst)
-	dst = transform.AppendJSONString(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
 }
 
 var _ transform.Encoder = (*Encoder)(nil)

@@ -2,12 +2,13 @@ package gymbro_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/gymbro"
 )
 
@@ -17,83 +18,63 @@ import (
 // last (when complete, that is when the events ended with one), and
 // reply_len equal to the characters of the assembled reply.
 func checkStream(out []byte, meta transform.Meta, complete bool) error {
-	evs, err := readSSE(out)
+	evs, err := encodertest.ReadGymBroSSE(out, meta)
 	if err != nil {
 		return err
 	}
-	ids := `{"message_id":` + jsonString(meta.MessageID) + `,"request_id":` + jsonString(meta.RequestID)
 	var seq float64
 	var reply strings.Builder
 	terminal := -1
 	for i, e := range evs {
-		if e.comment {
-			return errorf("event %d: gymbro sends no comments", i)
-		}
-		if !strings.HasPrefix(e.data, ids) {
-			return errorf("event %d %s: data does not start with message_id and request_id: %s", i, e.name, e.data)
-		}
-		m, err := decodeData(e)
-		if err != nil {
-			return err
-		}
-		if terminal >= 0 {
-			return errorf("event %d %s after the terminal event", i, e.name)
-		}
-		switch e.name {
+		m := e.Fields
+		switch e.Name {
 		case "status":
 			if i < 2 && m["state"] != []string{"queued", "working"}[i] {
-				return errorf("event %d: status %v, want queued then working", i, m["state"])
+				return fmt.Errorf("event %d: status %v, want queued then working", i, m["state"])
 			}
 		case "content_delta":
 			seq++
 			if m["seq"] != seq {
-				return errorf("content_delta seq %v, want %v", m["seq"], seq)
+				return fmt.Errorf("content_delta seq %v, want %v", m["seq"], seq)
 			}
 			reply.WriteString(m["delta"].(string))
 		case "heartbeat":
 			if _, ok := m["ts"].(float64); !ok {
-				return errorf("heartbeat without ts: %s", e.data)
+				return fmt.Errorf("heartbeat without ts: %s", e.Data)
 			}
 		case "completed":
 			terminal = i
 			if n := float64(utf8.RuneCountInString(reply.String())); m["reply_len"] != n {
-				return errorf("reply_len %v, want %v (the assembled reply's characters)", m["reply_len"], n)
+				return fmt.Errorf("reply_len %v, want %v (the assembled reply's characters)", m["reply_len"], n)
 			}
 			md, ok := m["metadata"].(map[string]any)
 			if !ok || md["finish_reason"] == nil {
-				return errorf("completed without metadata.finish_reason: %s", e.data)
+				return fmt.Errorf("completed without metadata.finish_reason: %s", e.Data)
 			}
 			if _, ok := md["violations"].([]any); !ok {
-				return errorf("completed.metadata.violations is not an array: %s", e.data)
+				return fmt.Errorf("completed.metadata.violations is not an array: %s", e.Data)
 			}
 		case "error":
 			terminal = i
 			if m["message"] != m["error"] || m["code"] == "" {
-				return errorf("error event: message and error differ or code empty: %s", e.data)
+				return fmt.Errorf("error event: message and error differ or code empty: %s", e.Data)
 			}
 		default:
-			return errorf("event %d: unknown event %q", i, e.name)
+			return fmt.Errorf("event %d: unknown event %q", i, e.Name)
 		}
 	}
 	if complete && terminal < 0 {
-		return errorf("no terminal event")
+		return fmt.Errorf("no terminal event")
 	}
 	return nil
 }
 
-func jsonString(s string) string { return string(transform.AppendJSONStringS(nil, s)) }
-
 func TestScenarios(t *testing.T) {
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			meta := testMeta()
-			out := run(gymbro.New(meta), s.evs)
-			if err := checkStream(out, meta, true); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			golden(t, s.name, out)
-		})
-	}
+	encodertest.CheckScenarios(t, "", func(evs []transform.Event) ([]byte, error) {
+		meta := encodertest.Meta()
+		out := encodertest.Run(gymbro.New(meta), evs)
+		return out, checkStream(out, meta, true)
+	})
 }
 
 // TestFields checks the values of the system events, beyond their shape.
@@ -105,7 +86,7 @@ func TestFields(t *testing.T) {
 		want []string // substrings of the output, in order
 	}{
 		{"routed", nil,
-			[]transform.Event{routed("vendor-x", "up-1"), finish("stop")},
+			[]transform.Event{encodertest.Routed("vendor-x", "up-1"), encodertest.Finish("stop")},
 			[]string{
 				`event: status` + "\n" + `data: {"message_id":"msg-1","request_id":"req-1","state":"queued"}`,
 				`"state":"working"}`,
@@ -113,34 +94,34 @@ func TestFields(t *testing.T) {
 				`event: completed` + "\n" + `data: {"message_id":"msg-1","request_id":"req-1","provider":"openai","resolved_model":"vendor-x","endpoint_id":3,"upstream_request_id":"up-1","reply_len":0,"metadata":{"finish_reason":"stop","usage":null,"violations":[]}}`,
 			}},
 		{"routed_without_names", nil,
-			[]transform.Event{routed("", ""), finish("length")},
+			[]transform.Event{encodertest.Routed("", ""), encodertest.Finish("length")},
 			[]string{`"resolved_model":"gpt-test","endpoint_id":3,"upstream_request_id":null}`, `"finish_reason":"length"`}},
 		{"error_unknown_model", func(m *transform.Meta) { m.Model = "" },
-			[]transform.Event{failure("provider_error", "no")},
+			[]transform.Event{encodertest.Failure("provider_error", "no")},
 			[]string{`event: error` + "\n" + `data: {"message_id":"msg-1","request_id":"req-1","code":"provider_error","message":"no","error":"no","provider":"openai","resolved_model":null,"endpoint_id":3}`}},
 		{"error_without_text", nil,
-			[]transform.Event{failure("upstream_timeout", "")},
+			[]transform.Event{encodertest.Failure("upstream_timeout", "")},
 			[]string{`"code":"upstream_timeout","message":"upstream_timeout","error":"upstream_timeout"`}},
 		{"usage_not_object", nil,
-			[]transform.Event{text(transform.KindUsage, `[1]`), finish("stop")},
+			[]transform.Event{encodertest.Text(transform.KindUsage, `[1]`), encodertest.Finish("stop")},
 			[]string{`"usage":null`}},
 		{"usage_invalid", nil,
-			[]transform.Event{text(transform.KindUsage, `{"a":`), finish("stop")},
+			[]transform.Event{encodertest.Text(transform.KindUsage, `{"a":`), encodertest.Finish("stop")},
 			[]string{`"usage":null`}},
 		{"usage_pretty", nil,
-			[]transform.Event{text(transform.KindUsage, "{ \"a\" : 1 ,\n \"b\": {\"c\": 2} }"), finish("stop")},
+			[]transform.Event{encodertest.Text(transform.KindUsage, "{ \"a\" : 1 ,\n \"b\": {\"c\": 2} }"), encodertest.Finish("stop")},
 			[]string{`"usage":{"a":1,"b":{"c":2}}`}},
 		{"heartbeat_ms", nil,
-			[]transform.Event{heartbeat()},
+			[]transform.Event{encodertest.Heartbeat()},
 			[]string{`event: heartbeat` + "\n" + `data: {"message_id":"msg-1","request_id":"req-1","ts":1735787135000}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			meta := testMeta()
+			meta := encodertest.Meta()
 			if tt.meta != nil {
 				tt.meta(&meta)
 			}
-			out := string(run(gymbro.New(meta), tt.evs))
+			out := string(encodertest.Run(gymbro.New(meta), tt.evs))
 			rest := out
 			for _, w := range tt.want {
 				i := strings.Index(rest, w)
@@ -173,20 +154,20 @@ func TestReplyLen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			meta := testMeta()
+			meta := encodertest.Meta()
 			var evs []transform.Event
 			for _, r := range tt.raws {
-				evs = append(evs, raw(r))
+				evs = append(evs, encodertest.Raw(r))
 			}
-			out := run(gymbro.New(meta), append(evs, finish("stop")))
+			out := encodertest.Run(gymbro.New(meta), append(evs, encodertest.Finish("stop")))
 			if err := checkStream(out, meta, true); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			sse, _ := readSSE(out)
+			sse, _ := encodertest.ReadSSE(out)
 			var got []string
 			for _, e := range sse {
-				if e.name == "content_delta" {
-					m, _ := decodeData(e)
+				if e.Name == "content_delta" {
+					m, _ := e.DecodeData()
 					got = append(got, m["delta"].(string))
 				}
 			}
@@ -200,81 +181,26 @@ func TestReplyLen(t *testing.T) {
 	}
 }
 
-// TestNothingAfterTerminal checks that the terminal event ends the stream
-// whatever the caller does next.
+// newEncoder returns a gymbro encoder for encodertest's checks.
+func newEncoder() transform.Encoder { return gymbro.New(encodertest.Meta()) }
+
 func TestNothingAfterTerminal(t *testing.T) {
-	for _, term := range []transform.Event{finish("stop"), failure("upstream_error", "x")} {
-		t.Run(term.Kind.String(), func(t *testing.T) {
-			enc := gymbro.New(testMeta())
-			enc.Begin(nil)
-			enc.AppendEvent(nil, term)
-			if out := enc.AppendEvent(nil, raw("late")); len(out) != 0 {
-				t.Errorf("event after the terminal event wrote %q", out)
-			}
-			if out := enc.AppendHeartbeat(nil, time.Now()); len(out) != 0 {
-				t.Errorf("heartbeat after the terminal event wrote %q", out)
-			}
-			if out := enc.AppendEvent(nil, finish("stop")); len(out) != 0 {
-				t.Errorf("second terminal event wrote %q", out)
-			}
-		})
-	}
+	encodertest.CheckNothingAfterTerminal(t, newEncoder)
 }
 
 // TestZeroAllocs checks that content deltas and heartbeats allocate nothing
 // in steady state.
 func TestZeroAllocs(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   transform.Event
-	}{
-		{"raw_ascii", raw("some reply text, with \"quotes\"\n")},
-		{"raw_chinese", raw("三分化训练计划")},
-		{"raw_cut_rune", raw("ab\xe4")}, // the carry completes with the next call's head
-		{"ignored_kind", text(F, "answer text")},
-		{"heartbeat", heartbeat()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			enc := gymbro.New(testMeta())
-			buf := enc.Begin(make([]byte, 0, 64<<10))
-			buf = enc.AppendEvent(buf, routed("m", "id"))
-			now := time.Now()
-			allocs := testing.AllocsPerRun(1000, func() {
-				if tt.ev.Kind == kindHeartbeat {
-					buf = enc.AppendHeartbeat(buf[:0], now)
-					return
-				}
-				buf = enc.AppendEvent(buf[:0], tt.ev)
-			})
-			if allocs != 0 {
-				t.Errorf("%v allocations per event, want 0", allocs)
-			}
-		})
-	}
+	encodertest.CheckZeroAllocs(t, newEncoder, []transform.Event{encodertest.Routed("m", "id")},
+		encodertest.AllocsCase{Name: "raw_chinese", Event: encodertest.Raw("三分化训练计划")},
+		// The carry holds the cut character, and the next call completes it
+		// with the head of the same text.
+		encodertest.AllocsCase{Name: "raw_cut_rune", Event: encodertest.Raw("ab\xe4")},
+	)
 }
 
 func BenchmarkEncoder(b *testing.B) {
-	deltas := []transform.Event{
-		raw("<final>Here is a "), raw("plan for the week"), raw(":\n- Day 1: push\n"),
-		raw("- 第二天：拉\n"), raw("\"quoted\" \\ text"),
-	}
-	var size int64
-	for _, d := range deltas {
-		size += int64(len(d.Text))
-	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	enc := gymbro.New(testMeta())
-	buf := enc.Begin(make([]byte, 0, 64<<10))
-	buf = enc.AppendEvent(buf, routed("m", "id"))
-	b.ResetTimer()
-	for b.Loop() {
-		for _, d := range deltas {
-			buf = enc.AppendEvent(buf[:0], d)
-		}
-	}
-	b.ReportMetric(float64(b.N*len(deltas))/b.Elapsed().Seconds(), "events/s")
+	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindRaw, transform.KindRaw)
 }
 
 // FuzzEncoder feeds arbitrary event sequences, kept promises or not: the
@@ -284,8 +210,8 @@ func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{19, 1, 20, 2, 21, 3, 0, 9, 23, 4}, "{\"a\":1}")
 	f.Add([]byte{24, 0, 0, 5, 0, 200, 22, 1}, "\xe4\xbd\xa0好")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
-		meta := testMeta()
-		out := run(gymbro.New(meta), fuzzEvents(ops, pool))
+		meta := encodertest.Meta()
+		out := encodertest.Run(gymbro.New(meta), encodertest.FuzzEvents(ops, pool))
 		if err := checkStream(out, meta, false); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}

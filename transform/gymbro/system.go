@@ -7,11 +7,6 @@ import (
 	"github.com/llmstream/llmstream/transform"
 )
 
-// MaxViolations bounds the violations listed in completed.metadata, so that
-// a reply that breaks its structure on every line costs bounded memory.
-// Further violations are dropped from the list (the log still has them).
-const MaxViolations = 100
-
 // SystemEvents writes the system events of a GymBro SSE stream (specs/000
 // §6.3): status, heartbeat, completed and error. Every data object starts
 // with message_id and request_id (specs/000 §6.2). The jsonseq protocol
@@ -29,10 +24,10 @@ type SystemEvents struct {
 	upstreamID string
 	// usage is the upstream's usage object, compacted; nil when none came
 	// or it was not a JSON object.
-	usage []byte
-	// violations holds the encoded violation objects, comma-separated.
-	violations  []byte
-	nViolations int
+	usage      []byte
+	violations transform.ViolationList
+	// done is set once the terminal event is written.
+	done bool
 }
 
 // NewSystemEvents returns the system event writer of one stream.
@@ -106,11 +101,29 @@ func (s *SystemEvents) appendProviderModel(dst []byte) []byte {
 	return strconv.AppendInt(dst, int64(s.meta.EndpointID), 10)
 }
 
+// AppendEvent appends or keeps what the protocols built on SystemEvents do
+// alike for ev: status routed for a KindRouted, and a KindUsage or
+// KindViolation kept for completed.metadata. Other kinds append nothing:
+// content is each protocol's own, and the terminal events need the reply
+// length and closing events only the encoder knows, so it calls
+// AppendCompleted or AppendError itself.
+func (s *SystemEvents) AppendEvent(dst []byte, ev transform.Event) []byte {
+	switch ev.Kind {
+	case transform.KindRouted:
+		dst = s.AppendRouted(dst, ev)
+	case transform.KindUsage:
+		s.NoteUsage(ev.Text)
+	case transform.KindViolation:
+		s.NoteViolation(ev)
+	}
+	return dst
+}
+
 // NoteUsage keeps the upstream's usage object for completed.metadata.usage.
 // Anything but a JSON object is reported as null.
 func (s *SystemEvents) NoteUsage(raw []byte) {
-	usage, ok := appendCompactJSON(s.usage[:0], raw)
-	if !ok || !isObject(usage) {
+	usage, ok := transform.AppendCompactJSONObject(s.usage[:0], raw)
+	if !ok {
 		s.usage = nil
 		return
 	}
@@ -118,28 +131,17 @@ func (s *SystemEvents) NoteUsage(raw []byte) {
 }
 
 // NoteViolation keeps a violation for completed.metadata.violations as
-// {code, offset, detail} (CONTRACT.md §4), up to MaxViolations of them.
+// {code, offset, detail} (CONTRACT.md §4), up to
+// transform.MaxListedViolations of them.
 func (s *SystemEvents) NoteViolation(ev transform.Event) {
-	if s.nViolations >= MaxViolations {
-		return
-	}
-	if s.nViolations > 0 {
-		s.violations = append(s.violations, ',')
-	}
-	s.nViolations++
-	s.violations = append(s.violations, `{"code":`...)
-	s.violations = transform.AppendJSONStringS(s.violations, ev.Code)
-	s.violations = append(s.violations, `,"offset":`...)
-	s.violations = strconv.AppendInt(s.violations, ev.Offset, 10)
-	s.violations = append(s.violations, `,"detail":`...)
-	s.violations = transform.AppendJSONString(s.violations, ev.Text)
-	s.violations = append(s.violations, '}')
+	s.violations.Note(ev)
 }
 
 // AppendCompleted appends the completed event (specs/000 §6.3) with
 // reply_len and metadata {finish_reason, usage, violations}. An empty
-// finish reason is reported as "stop".
+// finish reason is reported as "stop". It ends the stream (see Done).
 func (s *SystemEvents) AppendCompleted(dst []byte, finishReason string, replyLen int64) []byte {
+	s.done = true
 	if finishReason == "" {
 		finishReason = "stop"
 	}
@@ -155,9 +157,9 @@ func (s *SystemEvents) AppendCompleted(dst []byte, finishReason string, replyLen
 	} else {
 		dst = append(dst, "null"...)
 	}
-	dst = append(dst, `,"violations":[`...)
-	dst = append(dst, s.violations...)
-	dst = append(dst, "]}"...)
+	dst = append(dst, `,"violations":`...)
+	dst = s.violations.AppendJSON(dst)
+	dst = append(dst, '}')
 	return AppendEventTail(dst)
 }
 
@@ -165,8 +167,10 @@ func (s *SystemEvents) AppendCompleted(dst []byte, finishReason string, replyLen
 // message, the same text as the legacy field error, provider,
 // resolved_model and endpoint_id. An empty message is replaced by the code,
 // so that clients that show only the text show something, and an empty code
-// (a pipeline bug) by upstream_error, so that clients can branch on it.
+// (a pipeline bug) by upstream_error, so that clients can branch on it. It
+// ends the stream (see Done).
 func (s *SystemEvents) AppendError(dst []byte, ev transform.Event) []byte {
+	s.done = true
 	code := ev.Code
 	if code == "" {
 		code = transform.CodeUpstreamError
@@ -190,8 +194,18 @@ func (s *SystemEvents) AppendError(dst []byte, ev transform.Event) []byte {
 	return AppendEventTail(dst)
 }
 
-// AppendHeartbeat appends a heartbeat event {ts: Unix milliseconds}.
+// Done reports whether the terminal event, completed or error, was written:
+// nothing may follow it (specs/000 §6.3), so the encoders drop every later
+// event.
+func (s *SystemEvents) Done() bool { return s.done }
+
+// AppendHeartbeat appends a heartbeat event {ts: Unix milliseconds}, and
+// nothing once the stream is done: a keep-alive timer may fire after the
+// terminal event.
 func (s *SystemEvents) AppendHeartbeat(dst []byte, now time.Time) []byte {
+	if s.done {
+		return dst
+	}
 	dst = s.AppendEventHead(dst, "heartbeat")
 	dst = append(dst, `,"ts":`...)
 	dst = strconv.AppendInt(dst, now.UnixMilli(), 10)

@@ -27,7 +27,6 @@ type Encoder struct {
 	// answerEnded records that the answer section closed; final_end waits
 	// for the terminal event (see appendFinalEnd).
 	answerEnded bool
-	done        bool
 }
 
 // New returns an Encoder for one stream.
@@ -45,47 +44,34 @@ func (e *Encoder) Begin(dst []byte) []byte {
 // KindAnswerStart and the tool call's start and argument deltas have no
 // event of their own.
 func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
-	if e.done {
+	if e.sys.Done() {
 		return dst
 	}
 	switch ev.Kind {
 	case transform.KindSerpSummary:
-		dst = e.head(dst, "serp_summary")
-		dst = append(dst, `,"text":`...)
-		dst = transform.AppendJSONString(dst, ev.Text)
-		dst = gymbro.AppendEventTail(dst)
+		dst = appendText(e.head(dst, "serp_summary"), ev.Text)
 	case transform.KindThinkingStart:
 		dst = gymbro.AppendEventTail(e.head(dst, "thinking_start"))
 	case transform.KindThinkingEnd:
 		dst = gymbro.AppendEventTail(e.head(dst, "thinking_end"))
 	case transform.KindPhaseStart:
-		dst = e.head(dst, "phase_start")
-		dst = appendID(dst, ev.Index)
+		dst = appendID(e.head(dst, "phase_start"), ev.Index)
 		dst = append(dst, `,"title":`...)
 		dst = transform.AppendJSONString(dst, ev.Text)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindPhaseDelta:
-		if len(ev.Text) == 0 {
-			break
+		if len(ev.Text) > 0 {
+			dst = appendText(appendID(e.head(dst, "phase_delta"), ev.Index), ev.Text)
 		}
-		dst = e.head(dst, "phase_delta")
-		dst = appendID(dst, ev.Index)
-		dst = append(dst, `,"text":`...)
-		dst = transform.AppendJSONString(dst, ev.Text)
-		dst = gymbro.AppendEventTail(dst)
 	case transform.KindAnswerDelta:
-		if len(ev.Text) == 0 {
-			break
+		if len(ev.Text) > 0 {
+			e.answerLen += int64(utf8.RuneCount(ev.Text))
+			dst = appendText(e.head(dst, "final_delta"), ev.Text)
 		}
-		e.answerLen += int64(utf8.RuneCount(ev.Text))
-		dst = e.head(dst, "final_delta")
-		dst = append(dst, `,"text":`...)
-		dst = transform.AppendJSONString(dst, ev.Text)
-		dst = gymbro.AppendEventTail(dst)
 	case transform.KindSerpQueries:
 		dst = e.head(dst, "serp_queries")
 		dst = append(dst, `,"queries":`...)
-		dst = appendStrings(dst, ev.List)
+		dst = transform.AppendJSONStrings(dst, ev.List)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindAnswerEnd:
 		e.answerEnded = true
@@ -96,38 +82,29 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindArtifacts:
 		dst = e.head(dst, "artifacts")
 		dst = append(dst, `,"items":`...)
-		dst = appendJSONOrString(dst, ev.Text)
+		dst = transform.AppendJSONOrString(dst, ev.Text)
 		dst = gymbro.AppendEventTail(dst)
-	case transform.KindRouted:
-		dst = e.sys.AppendRouted(dst, ev)
-	case transform.KindUsage:
-		e.sys.NoteUsage(ev.Text)
-	case transform.KindViolation:
-		e.sys.NoteViolation(ev)
 	case transform.KindFinish:
-		e.done = true
 		// specs/001 §2 makes final_end mandatory: a reply that had no
 		// answer section (tool calls only) still ends its final part
 		// before completed. No final_delta is invented.
 		dst = e.appendFinalEnd(dst)
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.answerLen)
 	case transform.KindError:
-		e.done = true
 		// A failure after a complete answer (the upstream broke off after
 		// </final>) still tells the client the answer was whole.
 		if e.answerEnded {
 			dst = e.appendFinalEnd(dst)
 		}
 		dst = e.sys.AppendError(dst, ev)
+	default:
+		dst = e.sys.AppendEvent(dst, ev)
 	}
 	return dst
 }
 
 // AppendHeartbeat appends a heartbeat event, as gymbro does.
 func (e *Encoder) AppendHeartbeat(dst []byte, now time.Time) []byte {
-	if e.done {
-		return dst
-	}
 	return e.sys.AppendHeartbeat(dst, now)
 }
 
@@ -153,7 +130,7 @@ func (e *Encoder) appendToolCall(dst []byte, ev transform.Event) []byte {
 	dst = append(dst, `,"name":`...)
 	dst = transform.AppendJSONStringS(dst, ev.Name)
 	dst = append(dst, `,"args":`...)
-	dst = appendJSONOrString(dst, ev.Text)
+	dst = transform.AppendJSONOrString(dst, ev.Text)
 	return gymbro.AppendEventTail(dst)
 }
 
@@ -163,17 +140,8 @@ func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 	if c == nil {
 		return dst
 	}
-	dst = e.head(dst, "clarify")
-	dst = append(dst, `,"question":`...)
-	dst = transform.AppendJSONStringS(dst, c.Question)
-	dst = append(dst, `,"options":`...)
-	dst = appendStrings(dst, c.Options)
-	dst = append(dst, `,"hint":`...)
-	if c.Hint == "" {
-		dst = append(dst, "null"...)
-	} else {
-		dst = transform.AppendJSONStringS(dst, c.Hint)
-	}
+	dst = append(e.head(dst, "clarify"), ',')
+	dst = transform.AppendClarifyFields(dst, c)
 	return gymbro.AppendEventTail(dst)
 }
 
@@ -182,16 +150,12 @@ func appendID(dst []byte, id int) []byte {
 	return strconv.AppendInt(dst, int64(id), 10)
 }
 
-// appendStrings appends list as a JSON array of strings.
-func appendStrings(dst []byte, list []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = transform.AppendJSONStringS(dst, s)
-	}
-	return append(dst, ']')
+// appendText ends an event whose last field is its text, as serp_summary,
+// phase_delta and final_delta are.
+func appendText(dst, text []byte) []byte {
+	dst = append(dst, `,"text":`...)
+	dst = transform.AppendJSONString(dst, text)
+	return gymbro.AppendEventTail(dst)
 }
 
 var _ transform.Encoder = (*Encoder)(nil)

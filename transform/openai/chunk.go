@@ -17,7 +17,7 @@ func (e *Encoder) appendRoleChunk(dst []byte) []byte {
 		return dst
 	}
 	p := append([]byte(nil), `{"id":"chatcmpl-`...)
-	p = appendJSONBodyS(p, e.meta.MessageID)
+	p = transform.AppendJSONStringBodyS(p, e.meta.MessageID)
 	p = append(p, `","object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, e.meta.Created.Unix(), 10)
 	p = append(p, `,"model":`...)
@@ -63,10 +63,10 @@ func (e *Encoder) appendReasoning(dst []byte, pre string, text []byte, post stri
 	}
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{"reasoning_content":"`...)
-	dst = appendJSONBodyS(dst, sep)
-	dst = appendJSONBodyS(dst, pre)
-	dst = appendJSONBody(dst, text)
-	dst = appendJSONBodyS(dst, post)
+	dst = transform.AppendJSONStringBodyS(dst, sep)
+	dst = transform.AppendJSONStringBodyS(dst, pre)
+	dst = transform.AppendJSONStringBody(dst, text)
+	dst = transform.AppendJSONStringBodyS(dst, post)
 	dst = append(dst, `"}`...)
 	return append(dst, chunkTail...)
 }
@@ -104,27 +104,4 @@ func (e *Encoder) appendFinishChunks(dst []byte, reason string) []byte {
 		dst = append(dst, "}\n\n"...)
 	}
 	return append(dst, "data: [DONE]\n\n"...)
-}
-
-// appendJSONBody appends s escaped as the inside of a JSON string, without
-// the quotes, so that pieces can be joined into one string value.
-func appendJSONBody(dst, s []byte) []byte {
-	if len(s) == 0 {
-		return dst
-	}
-	n := len(dst)
-	dst = transform.AppendJSONString(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
-}
-
-// appendJSONBodyS is appendJSONBody for a string.
-func appendJSONBodyS(dst []byte, s string) []byte {
-	if s == "" {
-		return dst
-	}
-	n := len(dst)
-	dst = transform.AppendJSONStringS(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
 }

@@ -37,7 +37,7 @@ func (c *completion) addTool(ev transform.Event) {
 func (e *Encoder) appendCompletion(dst []byte, reason string) []byte {
 	c := &e.whole
 	dst = append(dst, `{"id":"chatcmpl-`...)
-	dst = appendJSONBodyS(dst, e.meta.MessageID)
+	dst = transform.AppendJSONStringBodyS(dst, e.meta.MessageID)
 	dst = append(dst, `","object":"chat.completion","created":`...)
 	dst = strconv.AppendInt(dst, e.meta.Created.Unix(), 10)
 	dst = append(dst, `,"model":`...)

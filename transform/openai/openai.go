@@ -166,6 +166,17 @@ func finishReason(reason string, toolCalls bool) string {
 	return reason
 }
 
+// noteUsage keeps the upstream's usage object, compacted onto one line (a
+// non-streaming upstream may pretty-print it). Anything but a valid JSON
+// object is dropped: the SDKs type usage as an object.
+func (e *Encoder) noteUsage(raw []byte) {
+	usage, ok := transform.AppendCompactJSONObject(e.usage[:0], raw)
+	if !ok {
+		usage = nil
+	}
+	e.usage = usage
+}
+
 // appendError appends an OpenAI error object {"error": {message, type,
 // param, code}}: as a data line when streaming (no [DONE] follows; the SDKs
 // raise an APIError on a chunk with an error field), else as the body.

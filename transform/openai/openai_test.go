@@ -2,12 +2,13 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/openai"
 )
 
@@ -31,7 +32,7 @@ type assembled struct {
 // usage chunk with empty choices, then [DONE]; or an error object last,
 // without [DONE]. It returns the assembled completion.
 func checkStream(out []byte) (*assembled, error) {
-	evs, err := readSSE(out)
+	evs, err := encodertest.ReadSSE(out)
 	if err != nil {
 		return nil, err
 	}
@@ -40,23 +41,23 @@ func checkStream(out []byte) (*assembled, error) {
 	done := false
 	opened := map[float64]int{}
 	for i, e := range evs {
-		if e.comment {
+		if e.Comment {
 			continue
 		}
-		if e.name != "" {
-			return nil, errorf("event: line; the SDKs read data only")
+		if e.Name != "" {
+			return nil, fmt.Errorf("event: line; the SDKs read data only")
 		}
 		if done || a.errCode != "" {
-			return nil, errorf("chunk %d after [DONE] or the error", i)
+			return nil, fmt.Errorf("chunk %d after [DONE] or the error", i)
 		}
-		if e.data == "[DONE]" {
+		if e.Data == "[DONE]" {
 			if a.finish == "" {
-				return nil, errorf("[DONE] before the finish chunk")
+				return nil, fmt.Errorf("[DONE] before the finish chunk")
 			}
 			done = true
 			continue
 		}
-		m, err := decodeData(e)
+		m, err := e.DecodeData()
 		if err != nil {
 			return nil, err
 		}
@@ -67,31 +68,31 @@ func checkStream(out []byte) (*assembled, error) {
 			a.errCode, _ = eo["code"].(string)
 			a.errMessage, _ = eo["message"].(string)
 			if a.errCode == "" || a.errMessage == "" || eo["type"] != openai.ErrorType || eo["param"] != nil {
-				return nil, errorf("error object: %s", e.data)
+				return nil, fmt.Errorf("error object: %s", e.Data)
 			}
 			continue
 		}
 		a.chunks++
 		if m["object"] != "chat.completion.chunk" {
-			return nil, errorf("object %v", m["object"])
+			return nil, fmt.Errorf("object %v", m["object"])
 		}
 		if a.chunks == 1 {
 			a.id, _ = m["id"].(string)
 			a.model, _ = m["model"].(string)
 			created = m["created"]
 			if !strings.HasPrefix(a.id, "chatcmpl-") {
-				return nil, errorf("id %q", a.id)
+				return nil, fmt.Errorf("id %q", a.id)
 			}
 		} else if m["id"] != a.id || m["model"] != a.model || m["created"] != created {
-			return nil, errorf("chunk %d: id, model or created changed: %s", i, e.data)
+			return nil, fmt.Errorf("chunk %d: id, model or created changed: %s", i, e.Data)
 		}
 		choices, ok := m["choices"].([]any)
 		if !ok {
-			return nil, errorf("choices is not an array: %s", e.data)
+			return nil, fmt.Errorf("choices is not an array: %s", e.Data)
 		}
 		if len(choices) == 0 {
 			if a.finish == "" {
-				return nil, errorf("usage chunk before the finish chunk")
+				return nil, fmt.Errorf("usage chunk before the finish chunk")
 			}
 			if err := exactKeys(m, "id", "object", "created", "model", "choices", "usage"); err != nil {
 				return nil, err
@@ -103,22 +104,22 @@ func checkStream(out []byte) (*assembled, error) {
 			return nil, err
 		}
 		if a.finish != "" {
-			return nil, errorf("content chunk after the finish chunk")
+			return nil, fmt.Errorf("content chunk after the finish chunk")
 		}
 		c := choices[0].(map[string]any)
 		if err := exactKeys(c, "index", "delta", "logprobs", "finish_reason"); err != nil {
 			return nil, err
 		}
 		if len(choices) != 1 || c["index"] != 0.0 || c["logprobs"] != nil {
-			return nil, errorf("choice: %s", e.data)
+			return nil, fmt.Errorf("choice: %s", e.Data)
 		}
 		delta := c["delta"].(map[string]any)
 		if a.chunks == 1 && (delta["role"] != "assistant" || delta["content"] != "") {
-			return nil, errorf("first chunk is not the role chunk: %s", e.data)
+			return nil, fmt.Errorf("first chunk is not the role chunk: %s", e.Data)
 		}
 		if fr, ok := c["finish_reason"].(string); ok {
 			if len(delta) != 0 {
-				return nil, errorf("finish chunk with a delta: %s", e.data)
+				return nil, fmt.Errorf("finish chunk with a delta: %s", e.Data)
 			}
 			a.finish = fr
 		}
@@ -134,7 +135,7 @@ func checkStream(out []byte) (*assembled, error) {
 			k, ok := opened[idx]
 			if !ok {
 				if t["id"] == nil || t["type"] != "function" || fn["name"] == nil || fn["arguments"] != "" {
-					return nil, errorf("tool call %v opens without id, type, name and empty arguments: %s", idx, e.data)
+					return nil, fmt.Errorf("tool call %v opens without id, type, name and empty arguments: %s", idx, e.Data)
 				}
 				k = len(a.tools)
 				opened[idx] = k
@@ -148,43 +149,46 @@ func checkStream(out []byte) (*assembled, error) {
 		}
 	}
 	if a.finish != "" && !done {
-		return nil, errorf("no [DONE] after the finish chunk")
+		return nil, fmt.Errorf("no [DONE] after the finish chunk")
 	}
 	return a, nil
 }
 
 func exactKeys(m map[string]any, keys ...string) error {
 	if len(m) != len(keys) {
-		return errorf("fields %v, want %v", m, keys)
+		return fmt.Errorf("fields %v, want %v", m, keys)
 	}
 	for _, k := range keys {
 		if _, ok := m[k]; !ok {
-			return errorf("fields %v lack %s", m, k)
+			return fmt.Errorf("fields %v lack %s", m, k)
 		}
 	}
 	return nil
 }
 
+// newEncoder returns an encoder of streamed completions, for encodertest's
+// checks.
+func newEncoder() transform.Encoder { return openai.New(encodertest.Meta()) }
+
+// newWholeEncoder returns an encoder of one whole completion.
+func newWholeEncoder() *openai.Encoder {
+	meta := encodertest.Meta()
+	meta.Stream = false
+	return openai.New(meta)
+}
+
 func TestScenarios(t *testing.T) {
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			out := run(openai.New(testMeta()), s.evs)
-			if _, err := checkStream(out); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			golden(t, s.name, out)
-		})
-		t.Run(s.name+"_whole", func(t *testing.T) {
-			meta := testMeta()
-			meta.Stream = false
-			enc := openai.New(meta)
-			out := run(enc, s.evs)
-			if _, err := checkWhole(out, enc.Status()); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			golden(t, s.name+"_whole", out)
-		})
-	}
+	encodertest.CheckScenarios(t, "", func(evs []transform.Event) ([]byte, error) {
+		out := encodertest.Run(newEncoder(), evs)
+		_, err := checkStream(out)
+		return out, err
+	})
+	encodertest.CheckScenarios(t, "_whole", func(evs []transform.Event) ([]byte, error) {
+		enc := newWholeEncoder()
+		out := encodertest.Run(enc, evs)
+		_, err := checkWhole(out, enc.Status())
+		return out, err
+	})
 }
 
 // TestAssembled checks what a client assembles from the stream, and that
@@ -196,23 +200,23 @@ func TestAssembled(t *testing.T) {
 		content, reasoning, finish string
 		tools                      string // id name arguments; …
 	}{
-		{"thinkingml", scenarios[0].evs, "# Plan\n- Day 1", "draft\n\n**Scope**\n\nDo X\n\n**Plan**\n\nThen Y", "stop", ""},
-		{"native_reasoning", scenarios[1].evs, "Hello world", "first thought\n\nsecond thought", "stop", ""},
-		{"tool_calls", scenarios[2].evs, "Checking.", "", "tool_calls",
+		{"thinkingml", encodertest.ScenarioEvents("thinkingml"), "# Plan\n- Day 1", "draft\n\n**Scope**\n\nDo X\n\n**Plan**\n\nThen Y", "stop", ""},
+		{"native_reasoning", encodertest.ScenarioEvents("native_reasoning"), "Hello world", "first thought\n\nsecond thought", "stop", ""},
+		{"tool_calls", encodertest.ScenarioEvents("tool_calls"), "Checking.", "", "tool_calls",
 			`call_1 get_weather {"city":"Paris"}; call_2 ask_user {"questions":[{"question":"Which genre?","choices":["Fantasy","Sci-fi"]}]}; call_3 broken {"a": 1,; call_4 no_args {}; call_5 pretty {` + "\n" + `  "x": [1, 2]` + "\n}"},
-		{"aiplan_stop_becomes_tool_calls", scenarios[3].evs, "", "**Thought**\n\nNeed the weather.", "tool_calls", `call_a get_weather {"city":"Oslo"}`},
-		{"length", []transform.Event{routed("m", ""), ev(transform.KindAnswerStart), text(F, "cut"), ev(transform.KindAnswerEnd), finish("length")}, "cut", "", "length", ""},
-		{"empty_finish_reason", []transform.Event{routed("m", ""), finish("")}, "", "", "stop", ""},
-		{"unrouted", []transform.Event{text(F, "x"), finish("stop")}, "x", "", "stop", ""},
-		{"phase_without_title", []transform.Event{routed("m", ""), phase(1, ""), phaseDelta(1, "x"), phaseEnd(1), phase(2, "T"), phaseEnd(2), finish("stop")}, "", "x\n\n**T**\n\n", "stop", ""},
-		{"interleaved_tool_calls", []transform.Event{routed("m", ""),
-			toolStart(0, "a", "f"), toolStart(1, "b", "g"), toolArgs(1, "b", "g", `{"y":`), toolArgs(0, "a", "f", `{"x":1}`),
-			toolArgs(1, "b", "g", `2}`), toolEnd(1, "b", "g", `{"y":2}`), toolEnd(0, "a", "f", `{"x":1}`), finish("tool_calls")},
+		{"aiplan_stop_becomes_tool_calls", encodertest.ScenarioEvents("aiplan_tool_calls"), "", "**Thought**\n\nNeed the weather.", "tool_calls", `call_a get_weather {"city":"Oslo"}`},
+		{"length", []transform.Event{encodertest.Routed("m", ""), encodertest.Event(transform.KindAnswerStart), encodertest.Answer("cut"), encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("length")}, "cut", "", "length", ""},
+		{"empty_finish_reason", []transform.Event{encodertest.Routed("m", ""), encodertest.Finish("")}, "", "", "stop", ""},
+		{"unrouted", []transform.Event{encodertest.Answer("x"), encodertest.Finish("stop")}, "x", "", "stop", ""},
+		{"phase_without_title", []transform.Event{encodertest.Routed("m", ""), encodertest.Phase(1, ""), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1), encodertest.Phase(2, "T"), encodertest.PhaseEnd(2), encodertest.Finish("stop")}, "", "x\n\n**T**\n\n", "stop", ""},
+		{"interleaved_tool_calls", []transform.Event{encodertest.Routed("m", ""),
+			encodertest.ToolStart(0, "a", "f"), encodertest.ToolStart(1, "b", "g"), encodertest.ToolArgs(1, "b", "g", `{"y":`), encodertest.ToolArgs(0, "a", "f", `{"x":1}`),
+			encodertest.ToolArgs(1, "b", "g", `2}`), encodertest.ToolEnd(1, "b", "g", `{"y":2}`), encodertest.ToolEnd(0, "a", "f", `{"x":1}`), encodertest.Finish("tool_calls")},
 			"", "", "tool_calls", `a f {"x":1}; b g {"y":2}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := run(openai.New(testMeta()), tt.evs)
+			out := encodertest.Run(openai.New(encodertest.Meta()), tt.evs)
 			a, err := checkStream(out)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -226,10 +230,8 @@ func TestAssembled(t *testing.T) {
 					a.content, a.reasoning, a.finish, strings.Join(tools, "; "), tt.content, tt.reasoning, tt.finish, tt.tools)
 			}
 
-			meta := testMeta()
-			meta.Stream = false
-			enc := openai.New(meta)
-			w, err := checkWhole(run(enc, tt.evs), enc.Status())
+			enc := newWholeEncoder()
+			w, err := checkWhole(encodertest.Run(enc, tt.evs), enc.Status())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,42 +289,42 @@ type whole struct {
 // a chat.completion with status 200 or an error object with 502/504.
 func checkWhole(out []byte, status int) (*whole, error) {
 	if len(out) == 0 || out[len(out)-1] != '\n' || strings.Count(string(out), "\n") != 1 {
-		return nil, errorf("body is not one line: %q", out)
+		return nil, fmt.Errorf("body is not one line: %q", out)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	dec.DisallowUnknownFields()
 	var w whole
 	if err := dec.Decode(&w); err != nil {
-		return nil, errorf("body: %v: %s", err, out)
+		return nil, fmt.Errorf("body: %v: %s", err, out)
 	}
 	if dec.More() {
-		return nil, errorf("body holds more than one value")
+		return nil, fmt.Errorf("body holds more than one value")
 	}
 	if w.Error != nil {
 		if status != http.StatusBadGateway && status != http.StatusGatewayTimeout {
-			return nil, errorf("error body with status %d", status)
+			return nil, fmt.Errorf("error body with status %d", status)
 		}
 		if w.Error.Code == "" || w.Error.Message == "" || w.Error.Type != openai.ErrorType {
-			return nil, errorf("error body: %s", out)
+			return nil, fmt.Errorf("error body: %s", out)
 		}
 		return &w, nil
 	}
 	if status != http.StatusOK {
-		return nil, errorf("completion with status %d", status)
+		return nil, fmt.Errorf("completion with status %d", status)
 	}
 	if w.Object != "chat.completion" || !strings.HasPrefix(w.ID, "chatcmpl-") || w.Created == 0 || len(w.Choices) != 1 {
-		return nil, errorf("completion header: %s", out)
+		return nil, fmt.Errorf("completion header: %s", out)
 	}
 	c := w.Choices[0]
 	if c.Message.Role != "assistant" || c.Message.Refusal != nil || c.Logprobs != nil || c.FinishReason == "" {
-		return nil, errorf("choice: %s", out)
+		return nil, fmt.Errorf("choice: %s", out)
 	}
 	if c.Message.Content == nil && len(c.Message.ToolCalls) == 0 {
-		return nil, errorf("content null without tool calls: %s", out)
+		return nil, fmt.Errorf("content null without tool calls: %s", out)
 	}
 	for _, tc := range c.Message.ToolCalls {
 		if tc.ID == "" || tc.Type != "function" || tc.Function.Name == "" {
-			return nil, errorf("tool call: %s", out)
+			return nil, fmt.Errorf("tool call: %s", out)
 		}
 	}
 	return &w, nil
@@ -338,35 +340,33 @@ func TestErrors(t *testing.T) {
 		body   string
 		status int
 	}{
-		{"provider_error", failure(transform.CodeProviderError, "upstream answered 401"),
+		{"provider_error", encodertest.Failure(transform.CodeProviderError, "upstream answered 401"),
 			`data: {"error":{"message":"upstream answered 401","type":"upstream_error","param":null,"code":"provider_error"}}` + "\n\n",
 			`{"error":{"message":"upstream answered 401","type":"upstream_error","param":null,"code":"provider_error"}}` + "\n", 502},
-		{"timeout", failure(transform.CodeUpstreamTimeout, ""),
+		{"timeout", encodertest.Failure(transform.CodeUpstreamTimeout, ""),
 			`data: {"error":{"message":"upstream_timeout","type":"upstream_error","param":null,"code":"upstream_timeout"}}` + "\n\n",
 			`{"error":{"message":"upstream_timeout","type":"upstream_error","param":null,"code":"upstream_timeout"}}` + "\n", 504},
-		{"model_parsing_error", failure(transform.CodeModelParsingError, "<<ParsingError>>"),
+		{"model_parsing_error", encodertest.Failure(transform.CodeModelParsingError, "<<ParsingError>>"),
 			`data: {"error":{"message":"<<ParsingError>>","type":"upstream_error","param":null,"code":"model_parsing_error"}}` + "\n\n",
 			`{"error":{"message":"<<ParsingError>>","type":"upstream_error","param":null,"code":"model_parsing_error"}}` + "\n", 502},
-		{"no_code", failure("", "x"),
+		{"no_code", encodertest.Failure("", "x"),
 			`data: {"error":{"message":"x","type":"upstream_error","param":null,"code":"upstream_error"}}` + "\n\n",
 			`{"error":{"message":"x","type":"upstream_error","param":null,"code":"upstream_error"}}` + "\n", 502},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			enc := openai.New(testMeta())
-			if got := string(run(enc, []transform.Event{tt.ev})); got != tt.stream {
+			enc := openai.New(encodertest.Meta())
+			if got := string(encodertest.Run(enc, []transform.Event{tt.ev})); got != tt.stream {
 				t.Errorf("stream %q, want %q", got, tt.stream)
 			}
 			if enc.Status() != http.StatusOK || enc.ContentType() != openai.ContentType {
 				t.Errorf("stream status %d, content type %s", enc.Status(), enc.ContentType())
 			}
-			meta := testMeta()
-			meta.Stream = false
-			enc = openai.New(meta)
+			enc = newWholeEncoder()
 			if enc.Status() != http.StatusOK || enc.ContentType() != openai.ContentTypeJSON {
 				t.Errorf("whole status %d before the error, content type %s", enc.Status(), enc.ContentType())
 			}
-			if got := string(run(enc, []transform.Event{routed("m", ""), heartbeat(), text(F, "partial"), tt.ev})); got != tt.body {
+			if got := string(encodertest.Run(enc, []transform.Event{encodertest.Routed("m", ""), encodertest.Heartbeat(), encodertest.Answer("partial"), tt.ev})); got != tt.body {
 				t.Errorf("body %q, want %q", got, tt.body)
 			}
 			if enc.Status() != tt.status {
@@ -377,88 +377,31 @@ func TestErrors(t *testing.T) {
 }
 
 func TestWholeWritesNothingBeforeTheEnd(t *testing.T) {
-	meta := testMeta()
-	meta.Stream = false
-	enc := openai.New(meta)
+	enc := newWholeEncoder()
 	out := enc.Begin(nil)
-	for _, e := range scenarios[0].evs[:len(scenarios[0].evs)-1] {
+	evs := encodertest.ScenarioEvents("thinkingml")
+	for _, e := range evs[:len(evs)-1] {
 		out = enc.AppendEvent(out, e)
 	}
-	out = enc.AppendHeartbeat(out, created)
+	out = enc.AppendHeartbeat(out, encodertest.Created)
 	if len(out) != 0 {
 		t.Errorf("wrote %q before the terminal event", out)
 	}
 }
 
 func TestNothingAfterTerminal(t *testing.T) {
-	for _, stream := range []bool{true, false} {
-		meta := testMeta()
-		meta.Stream = stream
-		enc := openai.New(meta)
-		enc.AppendEvent(nil, finish("stop"))
-		if out := enc.AppendEvent(nil, text(F, "late")); len(out) != 0 {
-			t.Errorf("stream=%v: event after finish wrote %q", stream, out)
-		}
-		if out := enc.AppendHeartbeat(nil, created); len(out) != 0 {
-			t.Errorf("stream=%v: heartbeat after finish wrote %q", stream, out)
-		}
-	}
+	t.Run("stream", func(t *testing.T) { encodertest.CheckNothingAfterTerminal(t, newEncoder) })
+	t.Run("whole", func(t *testing.T) {
+		encodertest.CheckNothingAfterTerminal(t, func() transform.Encoder { return newWholeEncoder() })
+	})
 }
 
 func TestZeroAllocs(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   transform.Event
-	}{
-		{"content", text(F, "some answer text, with \"quotes\"\n")},
-		{"content_chinese", text(F, "三分化训练计划")},
-		{"reasoning", text(R, "reasoning text")},
-		{"phase_delta", phaseDelta(1, "phase text")},
-		{"tool_args", toolArgs(0, "c", "f", `{"a":1}`)},
-		{"heartbeat", heartbeat()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			enc := openai.New(testMeta())
-			buf := enc.Begin(make([]byte, 0, 64<<10))
-			buf = enc.AppendEvent(buf, routed("m", "id"))
-			buf = enc.AppendEvent(buf, toolStart(0, "c", "f"))
-			now := time.Now()
-			allocs := testing.AllocsPerRun(1000, func() {
-				if tt.ev.Kind == kindHeartbeat {
-					buf = enc.AppendHeartbeat(buf[:0], now)
-					return
-				}
-				buf = enc.AppendEvent(buf[:0], tt.ev)
-			})
-			if allocs != 0 {
-				t.Errorf("%v allocations per event, want 0", allocs)
-			}
-		})
-	}
+	encodertest.CheckZeroAllocs(t, newEncoder, []transform.Event{encodertest.Routed("m", "id"), encodertest.ToolStart(0, "c", "f")})
 }
 
 func BenchmarkEncoder(b *testing.B) {
-	deltas := []transform.Event{
-		text(R, "Thinking about "), text(R, "the user's plan"),
-		text(F, "Here is a plan:\n"), text(F, "- 第二天：拉\n"), text(F, "\"quoted\" \\ text"),
-	}
-	var size int64
-	for _, d := range deltas {
-		size += int64(len(d.Text))
-	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	enc := openai.New(testMeta())
-	buf := enc.Begin(make([]byte, 0, 64<<10))
-	buf = enc.AppendEvent(buf, routed("m", "id"))
-	b.ResetTimer()
-	for b.Loop() {
-		for _, d := range deltas {
-			buf = enc.AppendEvent(buf[:0], d)
-		}
-	}
-	b.ReportMetric(float64(b.N*len(deltas))/b.Elapsed().Seconds(), "events/s")
+	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindReasoningDelta, transform.KindAnswerDelta)
 }
 
 // FuzzEncoder feeds arbitrary event sequences to both modes: the encoder
@@ -469,15 +412,13 @@ func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{19, 1, 14, 1, 15, 1, 16, 1, 20, 3, 22, 1}, `{"prompt_tokens":1}`)
 	f.Add([]byte{24, 0, 13, 5, 4, 200, 9, 1, 23, 0}, "\xe4\xbd\xa0好")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
-		evs := fuzzEvents(ops, pool)
-		out := run(openai.New(testMeta()), evs)
+		evs := encodertest.FuzzEvents(ops, pool)
+		out := encodertest.Run(openai.New(encodertest.Meta()), evs)
 		if _, err := checkStream(out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		meta := testMeta()
-		meta.Stream = false
-		enc := openai.New(meta)
-		out = run(enc, evs)
+		enc := newWholeEncoder()
+		out = encodertest.Run(enc, evs)
 		if len(out) == 0 {
 			return // no terminal event
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
@@ -64,7 +65,7 @@ func TestNormalizeAskUserQuestions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := run(skillpet.New(testMeta()), []transform.Event{toolEnd(0, "c", skillpet.AskUserTool, tt.args)})
+			out := encodertest.Run(skillpet.New(encodertest.Meta()), []transform.Event{encodertest.ToolEnd(0, "c", skillpet.AskUserTool, tt.args)})
 			if err := checkStream(out); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}

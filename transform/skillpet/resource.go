@@ -2,9 +2,7 @@ package skillpet
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 )
@@ -26,20 +24,15 @@ func (e *Encoder) appendSerpQueries(dst []byte, queries []string) []byte {
 		return dst
 	}
 	dst = e.endThinking(dst)
-	dst = append(dst, "event: resource\ndata: {\"resourceType\":\"serp_queries\",\"data\":["...)
-	for i, q := range queries {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = transform.AppendJSONStringS(dst, q)
-	}
-	dst = append(dst, `],"fallbackText":"`...)
+	dst = append(dst, "event: resource\ndata: {\"resourceType\":\"serp_queries\",\"data\":"...)
+	dst = transform.AppendJSONStrings(dst, queries)
+	dst = append(dst, `,"fallbackText":"`...)
 	dst = append(dst, serpQueriesLabel...)
 	for i, q := range queries {
 		if i > 0 {
 			dst = append(dst, fallbackSep...)
 		}
-		dst = appendJSONBodyS(dst, q)
+		dst = transform.AppendJSONStringBodyS(dst, q)
 	}
 	return append(dst, "\"}\n\n"...)
 }
@@ -55,11 +48,7 @@ func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 	}
 	dst = e.endThinking(dst)
 	dst = append(dst, "event: resource\ndata: {\"resourceType\":\"artifacts\",\"data\":"...)
-	data, ok := appendCompactJSON(dst, raw)
-	if !ok {
-		data = transform.AppendJSONString(dst, raw)
-	}
-	dst = data
+	dst = transform.AppendJSONOrString(dst, raw)
 	v, _ := decodeJSON(raw)
 	var names []string
 	if list, ok := v.([]any); ok {
@@ -74,23 +63,6 @@ func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 		dst = transform.AppendJSONStringS(dst, artifactsLabel+strings.Join(names, fallbackSep))
 	}
 	return append(dst, "}\n\n"...)
-}
-
-// appendCompactJSON appends raw without insignificant whitespace, so that a
-// JSON value the model pretty-printed fits on one SSE data line. It reports
-// false, appending nothing, when raw is not valid JSON or not valid UTF-8
-// (encoding/json accepts invalid UTF-8 inside strings; a client's
-// JSON.parse would see U+FFFD). It runs once per tool call or artifacts
-// list, not per delta, so encoding/json's allocation is acceptable here.
-func appendCompactJSON(dst, raw []byte) ([]byte, bool) {
-	if !utf8.Valid(raw) || !json.Valid(raw) {
-		return dst, false
-	}
-	buf := bytes.NewBuffer(dst)
-	if err := json.Compact(buf, raw); err != nil {
-		return dst, false
-	}
-	return buf.Bytes(), true
 }
 
 // isEmptyArray reports whether raw is the JSON array [] (whitespace aside).

@@ -173,13 +173,8 @@ func appendToolStart(dst []byte, ev transform.Event) []byte {
 	dst = transform.AppendJSONStringS(dst, ev.Name)
 	dst = append(dst, `,"label":`...)
 	dst = transform.AppendJSONStringS(dst, ev.Name)
-	mark := len(dst)
-	dst = append(dst, `,"args":`...)
-	args, ok := appendCompactJSON(dst, ev.Text)
-	if ok && args[len(dst)] == '{' {
+	if args, ok := transform.AppendCompactJSONObject(append(dst, `,"args":`...), ev.Text); ok {
 		dst = args
-	} else {
-		dst = dst[:mark]
 	}
 	return append(dst, "}\n\n"...)
 }

@@ -1,11 +1,13 @@
 package skillpet_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
@@ -30,7 +32,7 @@ func checkFields(name string, m map[string]any, shape string) error {
 	allowed := map[string]bool{}
 	for _, k := range strings.Fields(req) {
 		if _, ok := m[k]; !ok {
-			return errorf("%s lacks %s: %v", name, k, m)
+			return fmt.Errorf("%s lacks %s: %v", name, k, m)
 		}
 		allowed[k] = true
 	}
@@ -39,7 +41,7 @@ func checkFields(name string, m map[string]any, shape string) error {
 	}
 	for k := range m {
 		if !allowed[k] {
-			return errorf("%s has field %s outside the spec's shape: %v", name, k, m)
+			return fmt.Errorf("%s has field %s outside the spec's shape: %v", name, k, m)
 		}
 	}
 	return nil
@@ -50,69 +52,69 @@ func checkFields(name string, m map[string]any, shape string) error {
 // thinking, no token while thinking is open, ask_user questions normalised,
 // and done or error once and last.
 func checkStream(out []byte) error {
-	evs, err := readSSE(out)
+	evs, err := encodertest.ReadSSE(out)
 	if err != nil {
 		return err
 	}
 	terminal := -1
 	thinking := false
 	for i, e := range evs {
-		if e.comment {
+		if e.Comment {
 			continue
 		}
 		if terminal >= 0 {
-			return errorf("event %d %s after the terminal event", i, e.name)
+			return fmt.Errorf("event %d %s after the terminal event", i, e.Name)
 		}
-		shape, ok := shapes[e.name]
+		shape, ok := shapes[e.Name]
 		if !ok {
-			return errorf("event %d: unknown event %q", i, e.name)
+			return fmt.Errorf("event %d: unknown event %q", i, e.Name)
 		}
-		m, err := decodeData(e)
+		m, err := e.DecodeData()
 		if err != nil {
 			return err
 		}
-		if err := checkFields(e.name, m, shape); err != nil {
+		if err := checkFields(e.Name, m, shape); err != nil {
 			return err
 		}
-		switch e.name {
+		switch e.Name {
 		case "thinking":
 			if _, ok := m["content"].(string); !ok {
-				return errorf("thinking content is not a string")
+				return fmt.Errorf("thinking content is not a string")
 			}
 			thinking = true
 		case "thinking_done":
 			if !thinking {
-				return errorf("thinking_done without thinking before it")
+				return fmt.Errorf("thinking_done without thinking before it")
 			}
 			thinking = false
 		case "token", "tool_start", "ask_user", "resource":
 			if thinking {
-				return errorf("%s while thinking is open (no thinking_done)", e.name)
+				return fmt.Errorf("%s while thinking is open (no thinking_done)", e.Name)
 			}
-			if e.name == "tool_start" {
+			if e.Name == "tool_start" {
 				if args, ok := m["args"]; ok {
 					if _, ok := args.(map[string]any); !ok {
-						return errorf("tool_start args is not an object")
+						return fmt.Errorf("tool_start args is not an object")
 					}
 				}
 			}
-			if e.name == "ask_user" {
+			if e.Name == "ask_user" {
 				if err := checkQuestions(m["questions"]); err != nil {
 					return err
 				}
 			}
 		case "tool_args_heartbeat":
 			if m["status"] != "generating_tool_args" {
-				return errorf("tool_args_heartbeat status %v", m["status"])
+				return fmt.Errorf("tool_args_heartbeat status %v", m["status"])
 			}
 		case "done", "error":
 			terminal = i
 			if thinking {
-				return errorf("%s while thinking is open", e.name)
+				return fmt.Errorf("%s while thinking is open", e.Name)
 			}
 			for _, v := range m {
 				if _, ok := v.(string); !ok {
-					return errorf("%s: field is not a string: %v", e.name, m)
+					return fmt.Errorf("%s: field is not a string: %v", e.Name, m)
 				}
 			}
 		}
@@ -124,19 +126,19 @@ func checkStream(out []byte) error {
 func checkQuestions(v any) error {
 	qs, ok := v.([]any)
 	if !ok {
-		return errorf("questions is not an array")
+		return fmt.Errorf("questions is not an array")
 	}
 	for _, q := range qs {
 		m, ok := q.(map[string]any)
 		if !ok {
-			return errorf("question is not an object")
+			return fmt.Errorf("question is not an object")
 		}
 		if err := checkFields("question", m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
 			return err
 		}
 		opts, _ := m["options"].([]any)
 		if len(opts) == 0 && m["allowFreeText"] != true {
-			return errorf("question without options nor free text: %v", m)
+			return fmt.Errorf("question without options nor free text: %v", m)
 		}
 		for _, o := range opts {
 			om, _ := o.(map[string]any)
@@ -148,16 +150,14 @@ func checkQuestions(v any) error {
 	return nil
 }
 
+// newEncoder returns a skillpet encoder for encodertest's checks.
+func newEncoder() transform.Encoder { return skillpet.New(encodertest.Meta()) }
+
 func TestScenarios(t *testing.T) {
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			out := run(skillpet.New(testMeta()), s.evs)
-			if err := checkStream(out); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			golden(t, s.name, out)
-		})
-	}
+	encodertest.CheckScenarios(t, "", func(evs []transform.Event) ([]byte, error) {
+		out := encodertest.Run(newEncoder(), evs)
+		return out, checkStream(out)
+	})
 }
 
 // TestEvents checks the events of small sequences, as "event data" lines.
@@ -169,10 +169,10 @@ func TestEvents(t *testing.T) {
 		want []string
 	}{
 		{"reasoning_blocks_separated", nil, []transform.Event{
-			ev(transform.KindReasoningStart), text(R, "a"), text(R, "b"), ev(transform.KindReasoningEnd),
-			ev(transform.KindThinkingStart), phase(1, "Scope"), phaseDelta(1, "x"), phaseEnd(1),
-			phase(2, "Plan"), phaseEnd(2), ev(transform.KindThinkingEnd),
-			ev(transform.KindAnswerStart), text(F, "hi"), ev(transform.KindAnswerEnd), finish("stop"),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Reasoning("b"), encodertest.Event(transform.KindReasoningEnd),
+			encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1),
+			encodertest.Phase(2, "Plan"), encodertest.PhaseEnd(2), encodertest.Event(transform.KindThinkingEnd),
+			encodertest.Event(transform.KindAnswerStart), encodertest.Answer("hi"), encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("stop"),
 		}, []string{
 			`thinking {"content":"a"}`, `thinking {"content":"b"}`,
 			`thinking {"content":"\n\n**Scope**\n\n"}`, `thinking {"content":"x"}`,
@@ -180,78 +180,78 @@ func TestEvents(t *testing.T) {
 			`thinking_done {}`, `token {"content":"hi"}`, `done {"conversationId":"msg-1"}`,
 		}},
 		{"empty_reasoning_block_no_separator", nil, []transform.Event{
-			ev(transform.KindReasoningStart), ev(transform.KindReasoningEnd),
-			ev(transform.KindReasoningStart), text(R, "a"), ev(transform.KindReasoningEnd), finish("stop"),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Event(transform.KindReasoningEnd),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `done {"conversationId":"msg-1"}`}},
 		{"no_thinking", func(m *transform.Meta) { m.NoThinking = true }, []transform.Event{
-			ev(transform.KindReasoningStart), text(R, "a"), ev(transform.KindReasoningEnd),
-			phase(1, "T"), phaseDelta(1, "x"), phaseEnd(1),
-			ev(transform.KindAnswerStart), text(F, "hi"), ev(transform.KindAnswerEnd), finish("stop"),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd),
+			encodertest.Phase(1, "T"), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1),
+			encodertest.Event(transform.KindAnswerStart), encodertest.Answer("hi"), encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("stop"),
 		}, []string{`token {"content":"hi"}`, `done {"conversationId":"msg-1"}`}},
 		{"thinking_done_at_tool_call", nil, []transform.Event{
-			text(R, "plan"), toolStart(0, "c", "f"), toolEnd(0, "c", "f", `{"a":1}`), finish("stop"),
+			encodertest.Reasoning("plan"), encodertest.ToolStart(0, "c", "f"), encodertest.ToolEnd(0, "c", "f", `{"a":1}`), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"plan"}`, `thinking_done {}`, `tool_start {"id":"c","name":"f","label":"f","args":{"a":1}}`, `done {"conversationId":"msg-1"}`}},
-		{"thinking_done_at_end", nil, []transform.Event{text(R, "only"), finish("stop")},
+		{"thinking_done_at_end", nil, []transform.Event{encodertest.Reasoning("only"), encodertest.Finish("stop")},
 			[]string{`thinking {"content":"only"}`, `thinking_done {}`, `done {"conversationId":"msg-1"}`}},
-		{"thinking_done_before_error", nil, []transform.Event{text(R, "only"), failure("upstream_error", "cut")},
+		{"thinking_done_before_error", nil, []transform.Event{encodertest.Reasoning("only"), encodertest.Failure("upstream_error", "cut")},
 			[]string{`thinking {"content":"only"}`, `thinking_done {}`, `error {"message":"cut"}`}},
 		{"reasoning_resumes_after_answer", nil, []transform.Event{
-			text(R, "a"), ev(transform.KindAnswerStart), text(F, "x"),
-			ev(transform.KindReasoningStart), text(R, "b"), ev(transform.KindReasoningEnd), text(F, "y"), finish("stop"),
+			encodertest.Reasoning("a"), encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"),
+			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("b"), encodertest.Event(transform.KindReasoningEnd), encodertest.Answer("y"), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `token {"content":"x"}`,
 			`thinking {"content":"\n\nb"}`, `thinking_done {}`, `token {"content":"y"}`, `done {"conversationId":"msg-1"}`}},
-		{"conversation_id", func(m *transform.Meta) { m.ConversationID = "conv_123" }, []transform.Event{finish("stop")},
+		{"conversation_id", func(m *transform.Meta) { m.ConversationID = "conv_123" }, []transform.Event{encodertest.Finish("stop")},
 			[]string{`done {"conversationId":"conv_123"}`}},
-		{"serp_summary_status", nil, []transform.Event{text(transform.KindSerpSummary, "正在理解需求")},
+		{"serp_summary_status", nil, []transform.Event{encodertest.Text(transform.KindSerpSummary, "正在理解需求")},
 			[]string{`status {"message":"正在理解需求"}`}},
 		{"serp_queries_resource", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{"q1", "q\"2"}}},
 			[]string{`resource {"resourceType":"serp_queries","data":["q1","q\"2"],"fallbackText":"相关搜索：q1、q\"2"}`}},
 		{"serp_queries_empty", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{}}}, nil},
-		{"artifacts_resource", nil, []transform.Event{text(transform.KindArtifacts, "[\"file-ready:pptx\", 3, \"quiz:1\"]")},
+		{"artifacts_resource", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, "[\"file-ready:pptx\", 3, \"quiz:1\"]")},
 			[]string{`resource {"resourceType":"artifacts","data":["file-ready:pptx",3,"quiz:1"],"fallbackText":"产物：file-ready:pptx、quiz:1"}`}},
-		{"artifacts_objects", nil, []transform.Event{text(transform.KindArtifacts, `[{"type":"code"}]`)},
+		{"artifacts_objects", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, `[{"type":"code"}]`)},
 			[]string{`resource {"resourceType":"artifacts","data":[{"type":"code"}]}`}},
-		{"artifacts_empty", nil, []transform.Event{text(transform.KindArtifacts, " [ \n ] ")}, nil},
-		{"artifacts_invalid", nil, []transform.Event{text(transform.KindArtifacts, `["a",`)},
+		{"artifacts_empty", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, " [ \n ] ")}, nil},
+		{"artifacts_invalid", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, `["a",`)},
 			[]string{`resource {"resourceType":"artifacts","data":"[\"a\","}`}},
-		{"artifacts_trailing_bracket", nil, []transform.Event{text(transform.KindArtifacts, `["a"]]`)},
+		{"artifacts_trailing_bracket", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, `["a"]]`)},
 			[]string{`resource {"resourceType":"artifacts","data":"[\"a\"]]"}`}},
-		{"tool_start_invalid_args", nil, []transform.Event{toolEnd(0, "c", "f", `{"a":`)},
+		{"tool_start_invalid_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "f", `{"a":`)},
 			[]string{`tool_start {"id":"c","name":"f","label":"f"}`}},
-		{"tool_start_array_args", nil, []transform.Event{toolEnd(0, "c", "f", `[1]`)},
+		{"tool_start_array_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "f", `[1]`)},
 			[]string{`tool_start {"id":"c","name":"f","label":"f"}`}},
-		{"tool_start_pretty_args", nil, []transform.Event{toolEnd(0, "c", "f", "{\n \"a\": [1, 2]\n}")},
+		{"tool_start_pretty_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "f", "{\n \"a\": [1, 2]\n}")},
 			[]string{`tool_start {"id":"c","name":"f","label":"f","args":{"a":[1,2]}}`}},
 		{"ask_user_no_tool_start", nil, []transform.Event{
-			toolStart(0, "c", "ask_user"), toolArgs(0, "c", "ask_user", `{"questions":[`), toolEnd(0, "c", "ask_user", `{"questions":[{"prompt":"Q?","options":["a"]}]}`),
+			encodertest.ToolStart(0, "c", "ask_user"), encodertest.ToolArgs(0, "c", "ask_user", `{"questions":[`), encodertest.ToolEnd(0, "c", "ask_user", `{"questions":[{"prompt":"Q?","options":["a"]}]}`),
 		}, []string{`tool_args_heartbeat {"status":"generating_tool_args"}`, `ask_user {"questions":[{"id":"q-0","prompt":"Q?","options":[{"id":"opt-0","label":"a"}]}]}`}},
-		{"ask_user_invalid_args", nil, []transform.Event{toolEnd(0, "c", "ask_user", `{"questions":`)},
+		{"ask_user_invalid_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "ask_user", `{"questions":`)},
 			[]string{`ask_user {"questions":[]}`}},
 		{"clarify_ask_user", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which class?", Options: []string{"7A", "7B"}, Hint: "needClassId"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true}]}`}},
 		{"clarify_without_options", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which?"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which?","options":[],"allowFreeText":true}]}`}},
-		{"error_without_text", nil, []transform.Event{failure("upstream_timeout", "")},
+		{"error_without_text", nil, []transform.Event{encodertest.Failure("upstream_timeout", "")},
 			[]string{`error {"message":"upstream_timeout"}`}},
 		{"ignored_kinds", nil, []transform.Event{
-			routed("m", "u"), raw("<final>"), text(transform.KindUsage, `{"a":1}`), violation("x", 1, "d"),
-			ev(transform.KindThinkingStart), ev(transform.KindThinkingEnd),
+			encodertest.Routed("m", "u"), encodertest.Raw("<final>"), encodertest.Text(transform.KindUsage, `{"a":1}`), encodertest.Violation("x", 1, "d"),
+			encodertest.Event(transform.KindThinkingStart), encodertest.Event(transform.KindThinkingEnd),
 		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			meta := testMeta()
+			meta := encodertest.Meta()
 			if tt.meta != nil {
 				tt.meta(&meta)
 			}
-			out := run(skillpet.New(meta), tt.evs)
+			out := encodertest.Run(skillpet.New(meta), tt.evs)
 			if err := checkStream(out); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			sse, _ := readSSE(out)
+			sse, _ := encodertest.ReadSSE(out)
 			var got []string
 			for _, e := range sse {
-				got = append(got, e.name+" "+e.data)
+				got = append(got, e.Name+" "+e.Data)
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
@@ -276,12 +276,12 @@ func TestArgsHeartbeatPacing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			i := 0
-			meta := testMeta()
-			meta.Now = func() time.Time { return created.Add(tt.steps[i]) }
+			meta := encodertest.Meta()
+			meta.Now = func() time.Time { return encodertest.Created.Add(tt.steps[i]) }
 			enc := skillpet.New(meta)
-			out := enc.AppendEvent(enc.Begin(nil), toolStart(0, "c", "f"))
+			out := enc.AppendEvent(enc.Begin(nil), encodertest.ToolStart(0, "c", "f"))
 			for i = range tt.steps {
-				out = enc.AppendEvent(out, toolArgs(0, "c", "f", "x"))
+				out = enc.AppendEvent(out, encodertest.ToolArgs(0, "c", "f", "x"))
 			}
 			if got := strings.Count(string(out), "event: tool_args_heartbeat\n"); got != tt.want {
 				t.Errorf("%d tool_args_heartbeat, want %d\n%s", got, tt.want, out)
@@ -291,70 +291,22 @@ func TestArgsHeartbeatPacing(t *testing.T) {
 }
 
 func TestHeartbeatIsComment(t *testing.T) {
-	enc := skillpet.New(testMeta())
-	if got := string(enc.AppendHeartbeat(enc.Begin(nil), created)); got != ": keep-alive\n\n" {
+	enc := skillpet.New(encodertest.Meta())
+	if got := string(enc.AppendHeartbeat(enc.Begin(nil), encodertest.Created)); got != ": keep-alive\n\n" {
 		t.Errorf("heartbeat %q", got)
 	}
-	enc.AppendEvent(nil, finish("stop"))
-	if got := enc.AppendHeartbeat(nil, created); len(got) != 0 {
-		t.Errorf("heartbeat after done: %q", got)
-	}
-	if got := enc.AppendEvent(nil, text(F, "late")); len(got) != 0 {
-		t.Errorf("event after done: %q", got)
-	}
+}
+
+func TestNothingAfterTerminal(t *testing.T) {
+	encodertest.CheckNothingAfterTerminal(t, newEncoder)
 }
 
 func TestZeroAllocs(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   transform.Event
-	}{
-		{"token", text(F, "some answer text, with \"quotes\"\n")},
-		{"token_chinese", text(F, "三分化训练计划")},
-		{"thinking", text(R, "reasoning text")},
-		{"phase_delta", phaseDelta(1, "phase text")},
-		{"tool_args", toolArgs(0, "c", "f", `{"a":1}`)},
-		{"heartbeat", heartbeat()},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			enc := skillpet.New(testMeta())
-			buf := enc.Begin(make([]byte, 0, 64<<10))
-			now := time.Now()
-			allocs := testing.AllocsPerRun(1000, func() {
-				if tt.ev.Kind == kindHeartbeat {
-					buf = enc.AppendHeartbeat(buf[:0], now)
-					return
-				}
-				buf = enc.AppendEvent(buf[:0], tt.ev)
-			})
-			if allocs != 0 {
-				t.Errorf("%v allocations per event, want 0", allocs)
-			}
-		})
-	}
+	encodertest.CheckZeroAllocs(t, newEncoder, nil)
 }
 
 func BenchmarkEncoder(b *testing.B) {
-	deltas := []transform.Event{
-		text(R, "Thinking about "), text(R, "the user's plan"),
-		text(F, "Here is a plan:\n"), text(F, "- 第二天：拉\n"), text(F, "\"quoted\" \\ text"),
-	}
-	var size int64
-	for _, d := range deltas {
-		size += int64(len(d.Text))
-	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	enc := skillpet.New(testMeta())
-	buf := enc.Begin(make([]byte, 0, 64<<10))
-	b.ResetTimer()
-	for b.Loop() {
-		for _, d := range deltas {
-			buf = enc.AppendEvent(buf[:0], d)
-		}
-	}
-	b.ReportMetric(float64(b.N*len(deltas))/b.Elapsed().Seconds(), "events/s")
+	encodertest.BenchmarkReply(b, newEncoder(), nil, transform.KindReasoningDelta, transform.KindAnswerDelta)
 }
 
 // FuzzEncoder feeds arbitrary event sequences: the encoder must not panic
@@ -364,7 +316,7 @@ func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{14, 1, 15, 1, 16, 1, 25, 4, 18, 3, 23, 1}, `{"questions":[{"text":"q","choices":["a"]}]}`)
 	f.Add([]byte{24, 0, 13, 5, 4, 200, 9, 1}, "\xe4\xbd\xa0好")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
-		out := run(skillpet.New(testMeta()), fuzzEvents(ops, pool))
+		out := encodertest.Run(skillpet.New(encodertest.Meta()), encodertest.FuzzEvents(ops, pool))
 		if err := checkStream(out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}

@@ -9,7 +9,7 @@ func (e *Encoder) appendThinking(dst, text []byte) []byte {
 		return dst
 	}
 	dst = e.openThinking(dst)
-	dst = appendJSONBody(dst, text)
+	dst = transform.AppendJSONStringBody(dst, text)
 	return append(dst, "\"}\n\n"...)
 }
 
@@ -21,7 +21,7 @@ func (e *Encoder) appendThinkingTitle(dst, title []byte) []byte {
 	}
 	dst = e.openThinking(dst)
 	dst = append(dst, "**"...)
-	dst = appendJSONBody(dst, title)
+	dst = transform.AppendJSONStringBody(dst, title)
 	return append(dst, "**\\n\\n\"}\n\n"...)
 }
 
@@ -51,27 +51,4 @@ func (e *Encoder) endThinking(dst []byte) []byte {
 	}
 	e.thinking = false
 	return append(dst, "event: thinking_done\ndata: {}\n\n"...)
-}
-
-// appendJSONBody appends s escaped as the inside of a JSON string, without
-// the quotes, so that pieces can be joined into one string value.
-func appendJSONBody(dst, s []byte) []byte {
-	if len(s) == 0 {
-		return dst
-	}
-	n := len(dst)
-	dst = transform.AppendJSONString(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
-}
-
-// appendJSONBodyS is appendJSONBody for a string.
-func appendJSONBodyS(dst []byte, s string) []byte {
-	if s == "" {
-		return dst
-	}
-	n := len(dst)
-	dst = transform.AppendJSONStringS(dst, s)
-	copy(dst[n:], dst[n+1:len(dst)-1])
-	return dst[:len(dst)-2]
 }

@@ -1,0 +1,43 @@
+package encodertest
+
+import "github.com/llmstream/llmstream/transform"
+
+// FuzzEvents turns fuzz input into an event sequence: each pair of op and
+// argument bytes makes one event, the op picking its kind (a heartbeat or a
+// clarification for the two ops past the last kind), and texts are cut
+// from pool. The sequences need not keep the pipeline's promises: an
+// encoder must not panic, and must write valid output, whatever it is fed.
+func FuzzEvents(ops []byte, pool string) []transform.Event {
+	var evs []transform.Event
+	pos := 0
+	cut := func(n byte) []byte {
+		if len(pool) == 0 {
+			return nil
+		}
+		k := int(n) % 16
+		start := pos % len(pool)
+		end := min(start+k, len(pool))
+		pos += k + 1
+		return []byte(pool[start:end])
+	}
+	for i := 0; i+1 < len(ops); i += 2 {
+		op, arg := ops[i], ops[i+1]
+		idx := int(arg % 4)
+		id := "call_" + string(rune('a'+idx))
+		name := [...]string{"f", "ask_user", "g", "h"}[arg%4] // never empty: the pipeline promises names
+		var e transform.Event
+		switch op % 26 {
+		case 24:
+			e = Heartbeat()
+		case 25:
+			e = transform.Event{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: string(cut(arg)), Options: []string{string(cut(arg >> 1))}, Hint: string(cut(arg >> 2))}}
+		default:
+			e = transform.Event{Kind: transform.Kind(op % 24), Index: idx, ID: id, Name: name, Text: cut(arg), Code: string(cut(arg >> 3))}
+			if e.Kind == transform.KindSerpQueries {
+				e.List = []string{string(cut(arg)), string(cut(arg >> 1))}
+			}
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package transform_test
+
+// The race detector makes sync.Pool drop items at random, so code that
+// reuses pooled state (encoding/json's scanner) allocates under -race.
+func init() { raceEnabled = true }
