@@ -100,5 +100,5 @@ type Route struct {
 
 	// Limits bounds what one stream may buffer; each zero field takes its
 	// default (see transform.Limits).
-	Limits transform.Limits `json:"limits,omitempty"`
+	Limits transform.Limits `json:"limits,omitzero"`
 }

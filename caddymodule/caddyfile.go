@@ -1,0 +1,216 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+
+	"github.com/llmstream/llmstream/config"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("llm_stream", parseCaddyfile)
+	// Right after encode: encode then compresses what we write, and we still
+	// come before handle and route, so we wrap a reverse_proxy nested in them
+	// (CADDY.md §2.6; "before reverse_proxy" would not, P13).
+	httpcaddyfile.RegisterDirectiveOrder("llm_stream", httpcaddyfile.After, "encode")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Handler)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
+//
+//	llm_stream [<matcher>] {
+//		request_format     openai | skillpet | aisdk
+//		system_prompt      <file>           # repeatable
+//		system_prompt_text <text>
+//		system_prompt_mode prepend | append | replace
+//		tools              <file>           # repeatable
+//		tool               ask_user         # repeatable
+//		tool_choice        auto | none | required | <function name>
+//		model              <name>
+//		max_request_body   <size>
+//		format             thinkingml | jsonl | aiplan | final_result | text | auto
+//		protocol           gymbro | jsonseq | skillpet | aisdk | openai
+//		heartbeat          <duration>
+//		idle_timeout       <duration>
+//		provider           <name>
+//		endpoint_id        <int>
+//		reasoning_title    <text>
+//		fallback_text      <text>
+//		max_sse_line       <size>
+//		max_reply          <size>
+//		max_tag            <size>
+//		max_block          <size>
+//		max_key            <size>
+//		max_depth          <int>
+//		max_tool_calls     <int>
+//	}
+//
+// Settings are checked when the config is provisioned, so that `caddy
+// validate` and `caddy adapt --validate` name the bad one.
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	r := &h.Route
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		name := d.Val()
+		repeatable := name == "system_prompt" || name == "tools" || name == "tool"
+		if seen[name] && !repeatable {
+			return d.Errf("%s: specified more than once", name)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "request_format":
+			err = oneArg(d, &r.RequestFormat)
+		case "system_prompt":
+			var f string
+			if err = oneArg(d, &f); err == nil {
+				r.SystemPrompt = append(r.SystemPrompt, f)
+			}
+		case "system_prompt_text":
+			err = oneArg(d, &r.SystemPromptText)
+		case "system_prompt_mode":
+			err = oneArg(d, &r.SystemPromptMode)
+		case "tools":
+			var f string
+			if err = oneArg(d, &f); err == nil {
+				r.Tools = append(r.Tools, f)
+			}
+		case "tool":
+			var t string
+			if err = oneArg(d, &t); err == nil {
+				r.Tool = append(r.Tool, t)
+			}
+		case "tool_choice":
+			err = oneArg(d, &r.ToolChoice)
+		case "model":
+			err = oneArg(d, &r.Model)
+		case "max_request_body":
+			err = sizeArg(d, &r.MaxRequestBody)
+		case "format":
+			err = oneArg(d, &r.Format)
+		case "protocol":
+			err = oneArg(d, &r.Protocol)
+		case "heartbeat":
+			r.Heartbeat, err = durationArg(d)
+		case "idle_timeout":
+			r.IdleTimeout, err = durationArg(d)
+		case "provider":
+			err = oneArg(d, &r.Provider)
+		case "endpoint_id":
+			err = intArg(d, &r.EndpointID)
+		case "reasoning_title":
+			err = oneArg(d, &r.ReasoningTitle)
+		case "fallback_text":
+			err = oneArg(d, &r.FallbackText)
+		case "max_sse_line":
+			err = sizeIntArg(d, &r.Limits.MaxSSELineBytes)
+		case "max_reply":
+			err = sizeArg(d, &r.Limits.MaxReplyBytes)
+		case "max_tag":
+			err = sizeIntArg(d, &r.Limits.MaxTagBytes)
+		case "max_block":
+			err = sizeIntArg(d, &r.Limits.MaxBlockBytes)
+		case "max_key":
+			err = sizeIntArg(d, &r.Limits.MaxKeyBytes)
+		case "max_depth":
+			err = intArg(d, &r.Limits.MaxDepth)
+		case "max_tool_calls":
+			err = intArg(d, &r.Limits.MaxToolCalls)
+		default:
+			return d.Errf("unrecognized llm_stream option %q", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneArg reads the option's single argument into dst.
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	name := d.Val()
+	if !d.NextArg() {
+		return d.Errf("%s: missing value", name)
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.Errf("%s: too many values (quote a value that has spaces)", name)
+	}
+	return nil
+}
+
+// sizeArg reads a byte size such as 8MB, 512KiB or 1048576.
+func sizeArg(d *caddyfile.Dispenser, dst *int64) error {
+	name := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n == 0 || n > 1<<62 {
+		return d.Errf("%s: invalid size %q (want e.g. 8MB or 65536)", name, s)
+	}
+	*dst = int64(n)
+	return nil
+}
+
+// sizeIntArg is sizeArg for an int.
+func sizeIntArg(d *caddyfile.Dispenser, dst *int) error {
+	var n int64
+	if err := sizeArg(d, &n); err != nil {
+		return err
+	}
+	if n > 1<<31-1 {
+		return d.Errf("%s: size too large", d.Val())
+	}
+	*dst = int(n)
+	return nil
+}
+
+// intArg reads a non-negative integer.
+func intArg(d *caddyfile.Dispenser, dst *int) error {
+	name := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return d.Errf("%s: invalid number %q (want a non-negative integer)", name, s)
+	}
+	*dst = n
+	return nil
+}
+
+// durationArg reads a duration such as 15s or 2m; 0 is allowed (heartbeat
+// 0 disables heartbeats).
+func durationArg(d *caddyfile.Dispenser) (*config.Duration, error) {
+	name := d.Val()
+	var s string
+	if err := oneArg(d, &s); err != nil {
+		return nil, err
+	}
+	dur, err := caddy.ParseDuration(s)
+	if err != nil || dur < 0 {
+		return nil, d.Errf("%s: invalid duration %q (want e.g. 15s or 2m)", name, s)
+	}
+	cd := config.Duration(dur)
+	return &cd, nil
+}
+
+// Interface guard.
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

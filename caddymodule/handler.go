@@ -1,0 +1,275 @@
+// Package caddymodule is llmstream's Caddy glue: the llm_stream handler that
+// shapes chat requests and re-encodes the streamed replies, the llm_mock
+// fake upstream, their Caddyfile directives, the response writer wrapper and
+// the metrics. Everything that can be tested without a server lives in
+// transform/ and config/.
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/llmstream/llmstream/config"
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/request"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler is the llm_stream middleware. It rewrites a chat-completions
+// request (system prompt, tools, tool_choice, model, forced streaming),
+// hands it to the next handler (reverse_proxy), and re-encodes the streamed
+// reply into the route's protocol, parsing the model's text incrementally as
+// it arrives. It never opens upstream connections itself.
+//
+// Its configuration is config.Route, whose fields are this module's JSON
+// config.
+type Handler struct {
+	config.Route
+
+	settings *config.Settings
+	proto    *pipeline.Protocol
+	pool     *sync.Pool // *pipeline.Pipeline
+	logger   *zap.Logger
+	metrics  *metrics
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llm_stream",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision loads and checks the route's files and settings. File paths are
+// relative to Caddy's working directory.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	settings, err := h.Route.Load("")
+	if err != nil {
+		return err
+	}
+	proto, ok := pipeline.Protocols[settings.Protocol]
+	if !ok {
+		return fmt.Errorf("protocol: unknown protocol %q", settings.Protocol)
+	}
+	h.settings, h.proto = settings, proto
+	cfg := pipeline.Config{Format: format.Name(settings.Format), Parser: settings.ParserOptions()}
+	if _, err := pipeline.New(cfg); err != nil {
+		return fmt.Errorf("format: %w", err)
+	}
+	h.pool = &sync.Pool{New: func() any {
+		p, _ := pipeline.New(cfg) // the config was checked above
+		return p
+	}}
+	h.metrics, err = registerMetrics(ctx.GetMetricsRegistry())
+	return err
+}
+
+// Validate checks the settings Provision resolved.
+func (h *Handler) Validate() error {
+	if h.settings == nil {
+		return errors.New("llm_stream: not provisioned")
+	}
+	return nil
+}
+
+// ServeHTTP shapes the request, proxies it through next, and re-encodes the
+// reply. Requests other than POST pass through untouched (a GET /v1/models
+// behind the same matcher).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.Method != http.MethodPost {
+		return next.ServeHTTP(w, r)
+	}
+	start := time.Now()
+	rid := requestID(r)
+	body, rerr := h.readBody(r)
+	if rerr != nil {
+		h.reject(w, rid, rerr)
+		return nil
+	}
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	prompt := h.settings.Prompt
+	if repl != nil && prompt != "" {
+		// ReplaceKnown leaves unknown {…} alone, so JSON and code samples in
+		// a prompt survive (the request_body directive does the same).
+		prompt = repl.ReplaceKnown(prompt, "")
+	}
+	shaped, info, err := h.settings.Shaper.Rewrite(body, prompt)
+	if err != nil {
+		var re *request.Error
+		if !errors.As(err, &re) {
+			re = &request.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidBody, Message: err.Error()}
+		}
+		h.reject(w, rid, re)
+		return nil
+	}
+	setBody(r, shaped)
+
+	meta := transform.Meta{
+		MessageID:      newID("msg_"),
+		RequestID:      rid,
+		Provider:       h.settings.Provider,
+		EndpointID:     h.settings.EndpointID,
+		Model:          info.Model,
+		ConversationID: info.ConversationID,
+		NoThinking:     info.NoThinking,
+		// Only an openai client chooses between a stream and one JSON body;
+		// every other protocol is a stream (CONTRACT §3).
+		Stream:         info.Stream || h.proto.Name != "openai",
+		ReasoningTitle: h.settings.ReasoningTitle,
+		Created:        start,
+	}
+	if repl != nil {
+		repl.Set("http.llm_stream.message_id", meta.MessageID)
+		repl.Set("http.llm_stream.request_id", meta.RequestID)
+	}
+
+	p := h.pool.Get().(*pipeline.Pipeline)
+	p.Reset(h.proto.NewEncoder(meta), meta)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	sw := &streamWriter{
+		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		h:                     h,
+		p:                     p,
+		proto:                 h.proto,
+		stream:                meta.Stream,
+		requestID:             rid,
+		cancel:                cancel,
+		lastWrite:             start,
+	}
+	if h.proto.EarlyStart {
+		sw.open()
+	}
+	sw.startTimers()
+	defer func() {
+		sw.stopTimers()
+		cancel(errUpstreamDone)
+		h.record(r, meta, p, sw, start)
+		h.pool.Put(p)
+	}()
+	return h.proxy(sw, r.WithContext(ctx), next)
+}
+
+// proxy runs next with sw and ends the client's response. reverse_proxy
+// panics with http.ErrAbortHandler when the upstream body fails mid-stream;
+// the client's stream is ours, so it gets the protocol's error event and a
+// clean end instead of a cut connection. Any other panic, or an abort with
+// the client gone, goes on up.
+func (h *Handler) proxy(sw *streamWriter, r *http.Request, next caddyhttp.Handler) (err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			if rec != http.ErrAbortHandler || !sw.abort() {
+				panic(rec)
+			}
+			err = nil
+		}
+	}()
+	proxyErr := next.ServeHTTP(sw, r)
+	sw.finish(proxyErr)
+	return nil
+}
+
+// readBody reads the request body, bounded by max_request_body.
+func (h *Handler) readBody(r *http.Request) ([]byte, *request.Error) {
+	limit := h.settings.MaxRequestBody
+	tooLarge := request.TooLarge(limit)
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	_ = r.Body.Close()
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe): // a request_body max_size ahead of us
+		return nil, request.TooLarge(mbe.Limit)
+	case err != nil:
+		return nil, &request.Error{Status: http.StatusBadRequest, Code: "unreadable_body", Message: "reading the request body: " + err.Error()}
+	case int64(len(body)) > limit:
+		return nil, tooLarge
+	}
+	return body, nil
+}
+
+// setBody replaces the request body with the shaped one. ContentLength
+// decides how the proxy frames the body, so it and the header must match
+// the new length (CADDY.md §2.3, caddy#5829).
+func setBody(r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.Header.Set("Content-Type", "application/json")
+	r.TransferEncoding = nil
+	// The reply must arrive uncompressed for us to parse it; the client's
+	// own Accept-Encoding is served by encode, which wraps this handler.
+	r.Header.Set("Accept-Encoding", "identity")
+}
+
+// reject answers a request that cannot be shaped: it never reaches the
+// upstream (CONTRACT §3).
+func (h *Handler) reject(w http.ResponseWriter, rid string, re *request.Error) {
+	h.metrics.rejected(re.Code)
+	if c := h.logger.Check(zapcore.DebugLevel, "request rejected"); c != nil {
+		c.Write(zap.String("request_id", rid), zap.Int("status", re.Status), zap.String("code", re.Code))
+	}
+	body := re.AppendJSON(nil, h.settings.RequestFormat)
+	w.Header().Set("X-Request-Id", rid)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(re.Status)
+	_, _ = w.Write(body)
+}
+
+// requestID is the client's X-Request-Id, or a new one: every response
+// echoes it (CONTRACT §5) and every event carries it. A client's value is
+// kept only if it is a plausible id, since it is echoed into headers, events
+// and logs.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && printableASCII(id) {
+		return id
+	}
+	return newID("req_")
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// newID returns prefix and 24 random hex digits.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

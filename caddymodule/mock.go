@@ -1,0 +1,347 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+func init() {
+	caddy.RegisterModule(Mock{})
+}
+
+// Mock is llm_mock, a fake OpenAI-compatible upstream for the default
+// Caddyfile, the examples, the tests and the benchmarks (CONTRACT §3). It
+// answers POST …/chat/completions with the configured reply: streamed as
+// chat.completion.chunk SSE when the request streams, as one
+// chat.completion otherwise. Other paths get 404 and other methods 405,
+// with OpenAI-style JSON errors.
+type Mock struct {
+	// ReplyFiles are files holding the text the fake model writes. With
+	// several replies (files, then ReplyTexts), requests rotate through them.
+	ReplyFiles []string `json:"reply_file,omitempty"`
+	// ReplyTexts are inline replies.
+	ReplyTexts []string `json:"reply_text,omitempty"`
+	// ReasoningFile, if set, is streamed first as reasoning_content.
+	ReasoningFile string `json:"reasoning_file,omitempty"`
+	// ToolCallsFile, if set, holds a JSON array of {"name", "arguments"}
+	// tool calls, streamed as native tool_calls deltas after the reply;
+	// the finish reason is then "tool_calls".
+	ToolCallsFile string `json:"tool_calls_file,omitempty"`
+	// ChunkSize is the bytes per delta, cut on UTF-8 boundaries. Default 8.
+	ChunkSize int `json:"chunk_size,omitempty"`
+	// Interval is the pause between deltas. Default 20ms; 0 for benchmarks.
+	Interval *caddy.Duration `json:"interval,omitempty"`
+	// Model is the model the replies report. Default "llm-mock".
+	Model string `json:"model,omitempty"`
+	// TruncateAfter, if positive, cuts the connection after that many reply
+	// bytes, before any finish_reason: a broken upstream, for failure tests.
+	TruncateAfter int `json:"truncate_after,omitempty"`
+
+	replies   [][]byte
+	reasoning []byte
+	toolCalls []mockCall
+	interval  time.Duration
+	requests  *atomic.Uint64 // a pointer: CaddyModule copies the value
+}
+
+type mockCall struct {
+	name, args string
+}
+
+// CaddyModule returns the Caddy module information.
+func (Mock) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llm_mock",
+		New: func() caddy.Module { return new(Mock) },
+	}
+}
+
+// Provision reads the reply files.
+func (m *Mock) Provision(caddy.Context) error {
+	m.requests = new(atomic.Uint64)
+	if m.ChunkSize == 0 {
+		m.ChunkSize = 8
+	}
+	if m.ChunkSize < 0 {
+		return fmt.Errorf("chunk_size: must be positive, got %d", m.ChunkSize)
+	}
+	m.interval = 20 * time.Millisecond
+	if m.Interval != nil {
+		m.interval = time.Duration(*m.Interval)
+	}
+	if m.Model == "" {
+		m.Model = "llm-mock"
+	}
+	m.replies = m.replies[:0]
+	for _, f := range m.ReplyFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("reply_file: %w", err)
+		}
+		m.replies = append(m.replies, b)
+	}
+	for _, t := range m.ReplyTexts {
+		m.replies = append(m.replies, []byte(t))
+	}
+	if len(m.replies) == 0 && m.ToolCallsFile == "" {
+		return errors.New("llm_mock: reply_file or reply_text is required")
+	}
+	if m.ReasoningFile != "" {
+		b, err := os.ReadFile(m.ReasoningFile)
+		if err != nil {
+			return fmt.Errorf("reasoning_file: %w", err)
+		}
+		m.reasoning = b
+	}
+	if m.ToolCallsFile != "" {
+		b, err := os.ReadFile(m.ToolCallsFile)
+		if err != nil {
+			return fmt.Errorf("tool_calls_file: %w", err)
+		}
+		calls := gjson.ParseBytes(b)
+		if !calls.IsArray() {
+			return fmt.Errorf("tool_calls_file: %s: want a JSON array of {\"name\", \"arguments\"}", m.ToolCallsFile)
+		}
+		for _, c := range calls.Array() {
+			name, args := c.Get("name").String(), c.Get("arguments")
+			if name == "" {
+				return fmt.Errorf("tool_calls_file: %s: a tool call without a name", m.ToolCallsFile)
+			}
+			a := args.Raw // an object is sent as its JSON text, a string as its value
+			if args.Type == gjson.String {
+				a = args.Str
+			}
+			m.toolCalls = append(m.toolCalls, mockCall{name: name, args: a})
+		}
+	}
+	return nil
+}
+
+// ServeHTTP answers like an OpenAI chat-completions endpoint.
+func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		return mockError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return mockError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use POST")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil {
+		return mockError(w, http.StatusBadRequest, "invalid_body", "reading the body: "+err.Error())
+	}
+	// json.Valid first: it does not recurse, so a deeply nested body cannot
+	// exhaust the stack before gjson looks at it.
+	if !json.Valid(body) || !gjson.GetBytes(body, "messages").IsArray() {
+		return mockError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object with a messages array")
+	}
+	n := m.requests.Add(1)
+	var reply []byte
+	if len(m.replies) > 0 {
+		reply = m.replies[(n-1)%uint64(len(m.replies))]
+	}
+	t := mockTurn{
+		m: m, w: w, r: r, reply: reply,
+		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),
+		created: time.Now().Unix(),
+		prompt:  len(body) / 4,
+	}
+	w.Header().Set("X-Request-Id", "mockreq_"+strconv.FormatUint(n, 10))
+	if !gjson.GetBytes(body, "stream").Bool() {
+		return t.completion()
+	}
+	return t.stream(gjson.GetBytes(body, "stream_options.include_usage").Bool())
+}
+
+// mockTurn is one fake reply being written.
+type mockTurn struct {
+	m       *Mock
+	w       http.ResponseWriter
+	r       *http.Request
+	reply   []byte
+	id      string
+	created int64
+	prompt  int
+	sent    int // reply bytes sent, for TruncateAfter
+	buf     []byte
+}
+
+// stream writes the reply as SSE chunks.
+func (t *mockTurn) stream(usage bool) error {
+	t.w.Header().Set("Content-Type", "text/event-stream")
+	t.w.Header().Set("Cache-Control", "no-cache")
+	t.w.WriteHeader(http.StatusOK)
+	if err := t.chunk(`{"role":"assistant","content":""}`, "null"); err != nil {
+		return err
+	}
+	for _, piece := range pieces(t.m.reasoning, t.m.ChunkSize) {
+		if err := t.delta("reasoning_content", piece); err != nil {
+			return err
+		}
+	}
+	for _, piece := range pieces(t.reply, t.m.ChunkSize) {
+		if t.m.TruncateAfter > 0 && t.sent >= t.m.TruncateAfter {
+			// Cut the connection without a finish: net/http aborts the
+			// response quietly for this panic value.
+			panic(http.ErrAbortHandler)
+		}
+		t.sent += len(piece)
+		if err := t.delta("content", piece); err != nil {
+			return err
+		}
+	}
+	finish := `"stop"`
+	for i, c := range t.m.toolCalls {
+		finish = `"tool_calls"`
+		head := `{"tool_calls":[{"index":` + strconv.Itoa(i) + `,"id":"call_mock_` + strconv.Itoa(i) +
+			`","type":"function","function":{"name":` + string(transform.AppendJSONStringS(nil, c.name)) + `,"arguments":""}}]}`
+		if err := t.chunk(head, "null"); err != nil {
+			return err
+		}
+		for _, piece := range pieces([]byte(c.args), t.m.ChunkSize) {
+			d := append([]byte(`{"tool_calls":[{"index":`+strconv.Itoa(i)+`,"function":{"arguments":`), transform.AppendJSONString(nil, piece)...)
+			if err := t.chunk(string(d)+`}}]}`, "null"); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.chunk(`{}`, finish); err != nil {
+		return err
+	}
+	if usage {
+		t.buf = append(t.buf[:0], `data: {"id":"`+t.id+`","object":"chat.completion.chunk","created":`+strconv.FormatInt(t.created, 10)+
+			`,"model":`...)
+		t.buf = transform.AppendJSONStringS(t.buf, t.m.Model)
+		t.buf = append(t.buf, `,"choices":[],"usage":`+t.usage()+"}\n\n"...)
+		if err := t.write(t.buf); err != nil {
+			return err
+		}
+	}
+	return t.write([]byte("data: [DONE]\n\n"))
+}
+
+// delta writes one content or reasoning delta, after the pause.
+func (t *mockTurn) delta(field string, piece []byte) error {
+	if t.m.interval > 0 {
+		timer := time.NewTimer(t.m.interval)
+		select {
+		case <-timer.C:
+		case <-t.r.Context().Done():
+			timer.Stop()
+			return nil // the client left: stop quietly
+		}
+	}
+	d := append([]byte(`{"`+field+`":`), transform.AppendJSONString(nil, piece)...)
+	return t.chunk(string(append(d, '}')), "null")
+}
+
+// chunk writes one chat.completion.chunk with the given delta object.
+func (t *mockTurn) chunk(delta, finish string) error {
+	t.buf = append(t.buf[:0], `data: {"id":"`+t.id+`","object":"chat.completion.chunk","created":`+strconv.FormatInt(t.created, 10)+`,"model":`...)
+	t.buf = transform.AppendJSONStringS(t.buf, t.m.Model)
+	t.buf = append(t.buf, `,"choices":[{"index":0,"delta":`+delta+`,"logprobs":null,"finish_reason":`+finish+"}]}\n\n"...)
+	return t.write(t.buf)
+}
+
+func (t *mockTurn) write(b []byte) error {
+	if t.r.Context().Err() != nil {
+		return nil
+	}
+	if _, err := t.w.Write(b); err != nil {
+		return nil // the client left
+	}
+	//nolint:bodyclose // not a response body
+	_ = http.NewResponseController(t.w).Flush()
+	return nil
+}
+
+// completion writes the whole reply as one chat.completion.
+func (t *mockTurn) completion() error {
+	b := []byte(`{"id":"` + t.id + `","object":"chat.completion","created":` + strconv.FormatInt(t.created, 10) + `,"model":`)
+	b = transform.AppendJSONStringS(b, t.m.Model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b = transform.AppendJSONString(b, t.reply)
+	if len(t.m.reasoning) > 0 {
+		b = append(b, `,"reasoning_content":`...)
+		b = transform.AppendJSONString(b, t.m.reasoning)
+	}
+	finish := "stop"
+	if len(t.m.toolCalls) > 0 {
+		finish = "tool_calls"
+		b = append(b, `,"tool_calls":[`...)
+		for i, c := range t.m.toolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":"call_mock_`+strconv.Itoa(i)+`","type":"function","function":{"name":`...)
+			b = transform.AppendJSONStringS(b, c.name)
+			b = append(b, `,"arguments":`...)
+			b = transform.AppendJSONStringS(b, c.args)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":"`+finish+`"}],"usage":`+t.usage()+"}"...)
+	t.w.Header().Set("Content-Type", "application/json")
+	t.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, err := t.w.Write(b)
+	if err != nil {
+		return nil // the client left
+	}
+	return nil
+}
+
+// usage estimates token counts at four bytes a token: a fake model's
+// accounting only has to be plausible and consistent.
+func (t *mockTurn) usage() string {
+	completion := (len(t.reply) + len(t.m.reasoning)) / 4
+	return `{"prompt_tokens":` + strconv.Itoa(t.prompt) + `,"completion_tokens":` + strconv.Itoa(completion) +
+		`,"total_tokens":` + strconv.Itoa(t.prompt+completion) + `}`
+}
+
+// pieces cuts b into pieces of at most size bytes, never inside a UTF-8
+// sequence (a rune longer than size is one piece).
+func pieces(b []byte, size int) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		n := min(size, len(b))
+		for n < len(b) && !utf8.RuneStart(b[n]) {
+			n++
+		}
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return out
+}
+
+// mockError writes an OpenAI-style error.
+func mockError(w http.ResponseWriter, status int, code, msg string) error {
+	b := append([]byte(`{"error":{"message":`), transform.AppendJSONStringS(nil, msg)...)
+	b = append(b, `,"type":"invalid_request_error","code":"`+code+`"}}`...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	return nil
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Mock)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Mock)(nil)
+)

@@ -1,0 +1,92 @@
+package caddymodule
+
+import (
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("llm_mock", parseMockCaddyfile)
+	// A responder, ordered like respond.
+	httpcaddyfile.RegisterDirectiveOrder("llm_mock", httpcaddyfile.Before, "respond")
+}
+
+func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Mock)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile sets up the fake upstream from Caddyfile tokens:
+//
+//	llm_mock [<matcher>] {
+//		reply_file      <file>      # repeatable: replies rotate
+//		reply_text      <text>      # repeatable
+//		reasoning_file  <file>
+//		tool_calls_file <file>
+//		chunk_size      <bytes>
+//		interval        <duration>
+//		model           <name>
+//		truncate_after  <bytes>
+//	}
+func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		name := d.Val()
+		if seen[name] && name != "reply_file" && name != "reply_text" {
+			return d.Errf("%s: specified more than once", name)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "reply_file":
+			var f string
+			if err = oneArg(d, &f); err == nil {
+				m.ReplyFiles = append(m.ReplyFiles, f)
+			}
+		case "reply_text":
+			var t string
+			if err = oneArg(d, &t); err == nil {
+				m.ReplyTexts = append(m.ReplyTexts, t)
+			}
+		case "reasoning_file":
+			err = oneArg(d, &m.ReasoningFile)
+		case "tool_calls_file":
+			err = oneArg(d, &m.ToolCallsFile)
+		case "chunk_size":
+			err = intArg(d, &m.ChunkSize)
+			if err == nil && m.ChunkSize == 0 {
+				err = d.Errf("chunk_size: must be at least 1")
+			}
+		case "interval":
+			var s string
+			if err = oneArg(d, &s); err == nil {
+				dur, perr := caddy.ParseDuration(s)
+				if perr != nil || dur < 0 {
+					return d.Errf("interval: invalid duration %q", s)
+				}
+				cd := caddy.Duration(dur)
+				m.Interval = &cd
+			}
+		case "model":
+			err = oneArg(d, &m.Model)
+		case "truncate_after":
+			err = intArg(d, &m.TruncateAfter)
+		default:
+			return d.Errf("unrecognized llm_mock option %q", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Interface guard.
+var _ caddyfile.Unmarshaler = (*Mock)(nil)

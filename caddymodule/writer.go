@@ -1,0 +1,419 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/tidwall/gjson"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/pipeline"
+)
+
+// streamWriter sits between reverse_proxy and the client. When the upstream
+// answers a chat request with a 2xx status, it feeds the body to the
+// pipeline as it arrives and writes the route's protocol instead, flushing
+// after every write (CADDY.md §2.4); a refusal becomes the protocol's error
+// or the HTTP status the contract names (CONTRACT §6).
+//
+// The proxy calls Write and Flush from one goroutine, but the heartbeat and
+// idle timers fire on others, so every method that touches the stream holds
+// mu.
+type streamWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	h         *Handler
+	p         *pipeline.Pipeline
+	proto     *pipeline.Protocol
+	stream    bool   // the client gets an event stream (not one JSON body)
+	requestID string // echoed in X-Request-Id
+	cancel    context.CancelCauseFunc
+
+	mu        sync.Mutex
+	mode      writerMode
+	committed bool   // our status line and headers went out
+	out       []byte // the encoder's output, reused
+	errStatus int    // a refused upstream's status
+	errBody   []byte // … and the start of its body
+	gone      bool   // a write to the client failed: it left
+	timedOut  bool   // the idle timer fired
+	closed    bool   // the request is over: timers must not touch the stream
+	lastWrite time.Time
+
+	idle, beat *time.Timer
+}
+
+type writerMode uint8
+
+const (
+	modeWaiting     writerMode = iota // the upstream has not answered
+	modeStreaming                     // a 2xx reply is being re-encoded
+	modeRefused                       // a non-2xx reply is being collected
+	modePassthrough                   // an openai route passes a refusal through as is
+)
+
+// maxErrBody bounds what is kept of a refused upstream's body to find its
+// message in.
+const maxErrBody = 64 << 10
+
+// errUpstreamDone is the cause given when the stream ended before the
+// upstream's reply did: the upstream request is cancelled, not left running.
+var errUpstreamDone = errors.New("llm_stream: the client stream ended")
+
+// WriteHeader intercepts the upstream's status.
+func (sw *streamWriter) WriteHeader(status int) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.writeHeader(status)
+}
+
+func (sw *streamWriter) writeHeader(status int) {
+	if sw.mode != modeWaiting || status >= 100 && status <= 199 {
+		// A 1xx is interim: the client gets our own response, not the
+		// upstream's hints. A second call is the proxy recording 499 after
+		// a cancellation the stream already reported.
+		return
+	}
+	if sw.p.Ended() {
+		return // the idle timer ended the stream before the upstream answered
+	}
+	h := sw.Header()
+	switch {
+	case status >= 200 && status <= 299 && identityEncoded(h):
+		sw.mode = modeStreaming
+		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), sw.upstreamRequestID())
+		sw.commit(http.StatusOK)
+		sw.send()
+	case status >= 200 && status <= 299:
+		// Compressed despite our Accept-Encoding: identity; there is no
+		// text to parse.
+		sw.mode, sw.errStatus = modeRefused, http.StatusBadGateway
+		sw.errBody = append(sw.errBody[:0], "the upstream sent a compressed body (Content-Encoding: "+h.Get("Content-Encoding")+")"...)
+	case sw.proto.PassRefusals && !sw.committed:
+		sw.mode = modePassthrough
+		sw.ResponseWriterWrapper.WriteHeader(status)
+	default:
+		sw.mode, sw.errStatus = modeRefused, status
+	}
+}
+
+// upstreamRequestID is the upstream's x-request-id. The proxy adds the
+// upstream's headers to ours, so once our stream is open the header holds
+// our id first and the upstream's after it.
+func (sw *streamWriter) upstreamRequestID() string {
+	vals := sw.Header().Values("X-Request-Id")
+	if n := len(vals); n > 0 && (n > 1 || !sw.committed) {
+		return vals[n-1]
+	}
+	return ""
+}
+
+// identityEncoded reports whether the body is not compressed.
+func identityEncoded(h http.Header) bool {
+	ce := h.Get("Content-Encoding")
+	return ce == "" || ce == "identity"
+}
+
+// Write takes the next bytes of the upstream body. It always reports all of
+// p written unless the client is gone: the proxy treats a short count as
+// io.ErrShortWrite (CADDY.md P6).
+func (sw *streamWriter) Write(p []byte) (int, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.mode == modeWaiting {
+		sw.writeHeader(http.StatusOK)
+	}
+	switch sw.mode {
+	case modePassthrough:
+		return sw.ResponseWriterWrapper.Write(p)
+	case modeRefused:
+		if n := min(len(p), maxErrBody-len(sw.errBody)); n > 0 {
+			sw.errBody = append(sw.errBody, p[:n]...)
+		}
+		return len(p), nil
+	}
+	if sw.gone {
+		return 0, errClientGone
+	}
+	if sw.p.Ended() {
+		return len(p), nil // the stream is over; cancelling the upstream ends this
+	}
+	if sw.idle != nil {
+		sw.idle.Reset(sw.h.settings.IdleTimeout)
+	}
+	sw.out = sw.p.Feed(sw.out[:0], p)
+	sw.send()
+	if sw.p.Ended() {
+		sw.cancel(errUpstreamDone)
+	}
+	if sw.gone {
+		return 0, errClientGone
+	}
+	return len(p), nil
+}
+
+var errClientGone = errors.New("llm_stream: the client connection is gone")
+
+// send writes and flushes the encoder's output. Without a stream (an openai
+// client that asked for one JSON body) nothing goes out before the end.
+func (sw *streamWriter) send() {
+	if len(sw.out) == 0 || sw.gone || !sw.stream && !sw.p.Ended() {
+		return
+	}
+	if !sw.committed {
+		sw.commit(sw.p.Status())
+	}
+	if _, err := sw.ResponseWriterWrapper.Write(sw.out); err != nil {
+		sw.gone = true
+		return
+	}
+	sw.lastWrite = time.Now()
+	//nolint:bodyclose // not a response body
+	if err := http.NewResponseController(sw.ResponseWriterWrapper).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		sw.gone = true
+	}
+}
+
+// commit writes our status line and headers, once. For an event stream it
+// happens when the stream opens (CONTRACT §5 headers); for a single JSON
+// body, when the body is complete and its status known.
+func (sw *streamWriter) commit(status int) {
+	if sw.committed {
+		return
+	}
+	sw.committed = true
+	h := sw.Header()
+	// The upstream's framing and encoding headers describe its body, not
+	// ours.
+	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Etag", "Last-Modified", "Accept-Ranges"} {
+		h.Del(k)
+	}
+	h.Set("X-Request-Id", sw.requestID)
+	if sw.stream {
+		h.Set("Content-Type", sw.proto.ContentType)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		for _, kv := range sw.proto.Header {
+			h.Set(kv[0], kv[1])
+		}
+	} else {
+		h.Set("Content-Type", "application/json")
+	}
+	sw.ResponseWriterWrapper.WriteHeader(status)
+}
+
+// FlushError is what http.ResponseController finds first. The stream is
+// flushed after every write already; flushing an uncommitted response would
+// send the upstream's status and headers instead of ours.
+func (sw *streamWriter) FlushError() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.mode == modePassthrough {
+		//nolint:bodyclose // not a response body
+		return http.NewResponseController(sw.ResponseWriterWrapper).Flush()
+	}
+	return nil
+}
+
+// ReadFrom makes io.Copy go through Write: the embedded wrapper's ReadFrom
+// would hand the upstream body to the client untouched (CADDY.md P5).
+func (sw *streamWriter) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(writerOnly{sw}, r)
+}
+
+type writerOnly struct{ io.Writer }
+
+// open starts the client's stream before the upstream answers, for
+// protocols that report refusals in-stream (gymbro, jsonseq, aisdk): the
+// headers go out at once and heartbeats cover the wait.
+func (sw *streamWriter) open() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.out = sw.p.Begin(sw.out[:0])
+	sw.commit(http.StatusOK)
+	sw.send()
+}
+
+// startTimers arms the idle timeout and the heartbeat.
+func (sw *streamWriter) startTimers() {
+	if d := sw.h.settings.IdleTimeout; d > 0 {
+		sw.idle = time.AfterFunc(d, sw.idleTimeout)
+	}
+	if d := sw.h.settings.Heartbeat; d > 0 && sw.stream {
+		sw.beat = time.AfterFunc(d, sw.heartbeat)
+	}
+}
+
+// stopTimers disarms both timers. After it returns neither callback touches
+// the stream again, so the pipeline can go back to its pool: a callback
+// already running waits for mu and then finds the writer closed.
+func (sw *streamWriter) stopTimers() {
+	sw.mu.Lock()
+	sw.closed = true
+	sw.mu.Unlock()
+	if sw.idle != nil {
+		sw.idle.Stop()
+	}
+	if sw.beat != nil {
+		sw.beat.Stop()
+	}
+}
+
+// idleTimeout fires when the upstream sent no byte for idle_timeout: the
+// stream ends with upstream_timeout and the upstream request is cancelled.
+func (sw *streamWriter) idleTimeout() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.closed || sw.p.Ended() || sw.mode == modeRefused || sw.mode == modePassthrough {
+		return
+	}
+	sw.timedOut = true
+	msg := "no upstream byte for " + sw.h.settings.IdleTimeout.String()
+	if sw.committed || sw.mode == modeStreaming {
+		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamTimeout, msg)
+		sw.send()
+	}
+	sw.cancel(context.DeadlineExceeded)
+}
+
+// heartbeat keeps a silent stream alive: it writes a keep-alive when
+// nothing was written for a heartbeat interval, then re-arms itself.
+func (sw *streamWriter) heartbeat() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.closed || sw.p.Ended() {
+		return
+	}
+	d := sw.h.settings.Heartbeat
+	if wait := d - time.Since(sw.lastWrite); sw.committed && wait > 0 {
+		sw.beat.Reset(wait)
+		return
+	}
+	if sw.committed {
+		sw.out = sw.p.Heartbeat(sw.out[:0], time.Now())
+		sw.send()
+	}
+	sw.beat.Reset(d)
+}
+
+// finish ends the client's response after the proxy returned: the end of a
+// streamed reply, or the refusal or failure that prevented one.
+func (sw *streamWriter) finish(proxyErr error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	switch {
+	case sw.gone || sw.mode == modePassthrough:
+		return
+	case sw.p.Ended():
+		if !sw.committed { // a single JSON body, complete
+			sw.send()
+		}
+		return
+	case sw.timedOut:
+		sw.refuse(http.StatusGatewayTimeout, transform.CodeUpstreamTimeout,
+			"no upstream byte for "+sw.h.settings.IdleTimeout.String())
+	case sw.mode == modeStreaming:
+		sw.out = sw.p.Close(sw.out[:0])
+		sw.send()
+	case sw.mode == modeRefused:
+		sw.refuse(http.StatusBadGateway, transform.CodeProviderError,
+			upstreamMessage(sw.errStatus, sw.errBody))
+	default: // the proxy never got an answer: unreachable, or a handler error
+		msg := "the upstream could not be reached"
+		if proxyErr != nil {
+			msg = "upstream: " + proxyErr.Error()
+		}
+		sw.refuse(http.StatusBadGateway, transform.CodeProviderError, msg)
+	}
+}
+
+// abort ends the stream after the proxy gave up mid-body (it panics with
+// http.ErrAbortHandler when the upstream read fails; see reverseproxy.go and
+// caddy#5951). Since we own the client's protocol, we end it with its error
+// event instead of a cut connection. It reports whether the client can
+// still be written to.
+func (sw *streamWriter) abort() bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.gone {
+		return false
+	}
+	if !sw.p.Ended() {
+		if !sw.committed && !sw.stream {
+			sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, "the upstream broke off the reply")
+		} else {
+			sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, "upstream: the connection broke off mid-reply")
+			sw.send()
+		}
+	}
+	return !sw.gone
+}
+
+// refuse ends a request whose upstream never streamed: in-stream for
+// protocols whose stream is open, else with the HTTP status and JSON body
+// the protocol names (CONTRACT §6).
+func (sw *streamWriter) refuse(status int, code, msg string) {
+	if sw.committed || sw.stream && sw.proto.EarlyStart {
+		sw.out = sw.p.Fail(sw.out[:0], code, msg)
+		sw.send()
+		return
+	}
+	sw.p.Fail(nil, code, msg) // the pipeline records the outcome; the body is ours
+	body := sw.proto.RefusalBody(nil, code, msg)
+	h := sw.Header()
+	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer"} {
+		h.Del(k)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Request-Id", sw.requestID)
+	sw.committed = true
+	sw.ResponseWriterWrapper.WriteHeader(status)
+	if _, err := sw.ResponseWriterWrapper.Write(body); err != nil {
+		sw.gone = true
+	}
+}
+
+// upstreamMessage finds the message in a refused upstream's body: an
+// OpenAI-style {"error":{"message":…}}, {"error":"…"} or {"message":…}, or
+// the start of the body as text.
+func upstreamMessage(status int, body []byte) string {
+	prefix := "upstream answered " + strconv.Itoa(status)
+	if t := http.StatusText(status); t != "" {
+		prefix += " " + t
+	}
+	if msg := errorMessage(body); msg != "" {
+		return prefix + ": " + msg
+	}
+	if mt, _, _ := mime.ParseMediaType(http.DetectContentType(body)); mt == "text/plain" && len(body) > 0 {
+		return prefix + ": " + string(body[:min(len(body), 512)])
+	}
+	return prefix
+}
+
+// Interface guards.
+var (
+	_ http.ResponseWriter = (*streamWriter)(nil)
+	_ io.ReaderFrom       = (*streamWriter)(nil)
+)
+
+// errorMessage extracts the message of a JSON error body, "" if there is
+// none.
+func errorMessage(body []byte) string {
+	if !json.Valid(body) { // non-recursive, unlike gjson.Valid
+		return ""
+	}
+	for _, path := range []string{"error.message", "error", "message", "detail"} {
+		if v := gjson.GetBytes(body, path); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	return ""
+}

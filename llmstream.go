@@ -1,0 +1,11 @@
+// Package llmstream registers llmstream's Caddy modules (http.handlers.llm_stream
+// and http.handlers.llm_mock). Import it for its side effect when building
+// Caddy, as xcaddy does with --with github.com/llmstream/llmstream:
+//
+//	import _ "github.com/llmstream/llmstream"
+package llmstream
+
+import (
+	// The modules register themselves in their package's init.
+	_ "github.com/llmstream/llmstream/caddymodule"
+)

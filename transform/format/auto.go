@@ -1,0 +1,214 @@
+package format
+
+import "github.com/llmstream/llmstream/transform"
+
+// AutoParser detects the format from the first non-blank bytes of the reply
+// (CONTRACT §4, format auto) and hands the reply to that format's parser:
+//
+//   - '<' → thinkingml;
+//   - '{', or a ```json fence line and then '{' → the object's top-level
+//     keys decide, whichever known key comes first: "event" → jsonl;
+//     "thought", "response_mode", "direct_response", "tool_calls" → aiplan;
+//     "status", "message", "clarify", "artifacts" → final_result; an object
+//     with none of them → text;
+//   - anything else → text.
+//
+// The bytes read while deciding are held (bounded by Limits.MaxBlockBytes:
+// an object that names no known key within that much is not one of ours, so
+// it is text) and replayed into the chosen parser, so each byte is handled at
+// most twice. AutoParser itself emits nothing.
+type AutoParser struct {
+	opts   transform.ParserOptions
+	name   Name             // the chosen format, "" while undecided
+	parser transform.Parser // the chosen parser
+	held   []byte           // bytes read while undecided
+	scan   keyScan
+}
+
+// keyScan is the detector's state while undecided.
+type keyScan struct {
+	state    autoState
+	pos      int  // bytes stepped
+	bom      int  // bytes of a leading UTF-8 BOM seen
+	fence    int  // bytes of the current fence line seen
+	depth    int  // JSON nesting while scanning an object
+	inString bool // inside a JSON string
+	escaped  bool // after a backslash inside a string
+	wantKey  bool // the next top-level string is a key
+	isKey    bool // the current string is a top-level key
+	key      [maxDecisiveKey]byte
+	keyLen   int
+}
+
+type autoState uint8
+
+const (
+	autoLead   autoState = iota // skipping blank bytes
+	autoFence                   // inside a ``` fence line
+	autoObject                  // scanning an object's top-level keys
+)
+
+const (
+	// maxFenceLine bounds a fence line such as "```json": longer is not a
+	// fence.
+	maxFenceLine = 32
+	// maxDecisiveKey is at least as long as every key keyFormat knows.
+	maxDecisiveKey = 16
+	bom            = "\ufeff"
+)
+
+// NewAuto returns a parser that detects the reply's format.
+func NewAuto(opts transform.ParserOptions) *AutoParser {
+	return &AutoParser{opts: opts.WithDefaults()}
+}
+
+// Feed scans p until the format is known, then forwards.
+func (a *AutoParser) Feed(p []byte, emit transform.Emit) {
+	if a.parser != nil {
+		a.parser.Feed(p, emit)
+		return
+	}
+	for i, c := range p {
+		if len(a.held)+i >= a.opts.Limits.MaxBlockBytes {
+			a.decide(Text, p, emit)
+			return
+		}
+		if name, ok := a.scan.step(c); ok {
+			a.decide(name, p, emit)
+			return
+		}
+	}
+	a.held = append(a.held, p...)
+}
+
+// step advances the scan by one byte and reports a decision.
+func (s *keyScan) step(c byte) (Name, bool) {
+	s.pos++
+	switch s.state {
+	case autoLead:
+		switch {
+		case s.bom == s.pos-1 && s.bom < len(bom) && c == bom[s.bom]:
+			s.bom++
+			return "", false
+		case isBlank(c):
+			return "", false
+		case c == '<':
+			return ThinkingML, true
+		case c == '{':
+			s.state, s.depth, s.wantKey = autoObject, 1, true
+			return "", false
+		case c == '`':
+			s.state, s.fence = autoFence, 1
+			return "", false
+		}
+		return Text, true
+	case autoFence:
+		// A fence is ``` and an optional language tag on a line of its own.
+		switch {
+		case s.fence < 3:
+			if c != '`' {
+				return Text, true
+			}
+		case c == '\n':
+			s.state = autoLead
+			return "", false
+		case s.fence >= maxFenceLine || !isFenceTag(c):
+			return Text, true
+		}
+		s.fence++
+		return "", false
+	}
+	return s.object(c)
+}
+
+// object follows a JSON object just far enough to see its top-level keys.
+func (s *keyScan) object(c byte) (Name, bool) {
+	if s.inString {
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.inString = false
+			if s.isKey {
+				return keyFormat(s.key[:s.keyLen])
+			}
+			return "", false
+		}
+		if s.isKey && s.keyLen < len(s.key) {
+			s.key[s.keyLen] = c
+			s.keyLen++
+		}
+		return "", false
+	}
+	switch c {
+	case '"':
+		s.inString, s.isKey, s.keyLen = true, s.depth == 1 && s.wantKey, 0
+	case '{', '[':
+		s.depth++
+	case '}', ']':
+		s.depth--
+		if s.depth == 0 {
+			return Text, true // the object ended without a key of ours
+		}
+	case ',':
+		s.wantKey = s.depth == 1
+	case ':':
+		if s.depth == 1 {
+			s.wantKey = false
+		}
+	}
+	return "", false
+}
+
+// keyFormat maps a top-level key to the format it identifies.
+func keyFormat(key []byte) (Name, bool) {
+	switch string(key) {
+	case "event":
+		return JSONL, true
+	case "thought", "response_mode", "direct_response", "tool_calls":
+		return AIPlan, true
+	case "status", "message", "clarify", "artifacts":
+		return FinalResult, true
+	}
+	return "", false
+}
+
+// decide creates the parser for name and replays the held bytes and p.
+func (a *AutoParser) decide(name Name, p []byte, emit transform.Emit) {
+	a.name = name
+	a.parser, _ = New(name, a.opts) // every name the scan returns is known
+	if len(a.held) > 0 {
+		a.parser.Feed(a.held, emit)
+		a.held = a.held[:0]
+	}
+	if len(p) > 0 {
+		a.parser.Feed(p, emit)
+	}
+}
+
+// Close decides on what was held (text, if nothing decided it) and closes.
+func (a *AutoParser) Close(emit transform.Emit) {
+	if a.parser == nil {
+		a.decide(Text, nil, emit)
+	}
+	a.parser.Close(emit)
+}
+
+// Reset readies a for a new reply.
+func (a *AutoParser) Reset() {
+	*a = AutoParser{opts: a.opts, held: a.held[:0]}
+}
+
+// Detected returns the format the parser chose, or "" while undecided.
+func (a *AutoParser) Detected() Name { return a.name }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// isFenceTag reports whether c may follow the backticks on a fence line: a
+// language tag such as json or JSON, spaces, a CR.
+func isFenceTag(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '-' || c == '_' || c == ' ' || c == '\r'
+}

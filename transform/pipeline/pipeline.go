@@ -1,0 +1,489 @@
+// Package pipeline turns one upstream chat-completions reply into one client
+// protocol stream: SSE framer → chunk decoder → channel router → format
+// parser → protocol encoder (PARSING.md §5.1). It is the router: native
+// reasoning deltas become reasoning events, native tool-call deltas go to the
+// tool-call assembler, and content goes to the route's format parser; every
+// event then goes to the route's encoder, whose bytes the caller writes.
+//
+// A Pipeline serves one stream at a time and is not safe for concurrent use;
+// Reset readies it for the next, so that pipelines can be pooled.
+package pipeline
+
+import (
+	"errors"
+	"mime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/sse"
+	"github.com/llmstream/llmstream/transform/upstream"
+)
+
+// Config is what a route fixes for all its streams.
+type Config struct {
+	// Format is the format the model writes.
+	Format format.Name
+	// Parser configures the format parser; its Limits bound the whole
+	// stream.
+	Parser transform.ParserOptions
+}
+
+// Pipeline is one stream's decoding and re-encoding state.
+type Pipeline struct {
+	cfg    Config
+	parser transform.Parser
+	framer sse.Framer
+	dec    upstream.ChunkDecoder
+	tools  upstream.ToolCalls
+	lead   leadThink
+	// stripThink runs content through lead before the parser.
+	stripThink bool
+	enc        transform.Encoder
+	meta       transform.Meta
+
+	out        []byte // the caller's buffer while a call appends to it
+	body       []byte // a non-streamed JSON completion, held until Close
+	jsonBody   bool   // the upstream answered with one JSON completion
+	upstreamID string // the upstream's x-request-id
+
+	begun, started, routed, ended bool
+	native                        bool // native reasoning was seen
+	nativeOpen                    bool // a reasoning section opened for native reasoning is open
+	parserReasoning               bool // the parser's own reasoning section is open
+	sawDone                       bool
+	finish                        string
+	replyBytes                    int64
+
+	// Tool calls from the assembler and from the parser (aiplan) share one
+	// index space in the client stream; these map each source's own
+	// indices to it and hold the ids the pipeline generated.
+	nativeCalls, parserCalls []call
+	calls                    int
+
+	sum Summary
+
+	// The callbacks are bound once, so that passing them allocates nothing.
+	onSSE                        func(sse.Event)
+	emitParser, emitNative, emit transform.Emit
+	feedParser                   func([]byte)
+}
+
+type call struct {
+	index int
+	id    string
+}
+
+// Summary describes a finished stream for logs and metrics. It holds no
+// prompt or reply text.
+type Summary struct {
+	// Format is the format parsed (the detected one under auto).
+	Format string
+	// Model is the model the upstream reported.
+	Model string
+	// FinishReason is the upstream's finish reason, "" if none.
+	FinishReason string
+	// ErrorCode is the code of the error that ended the stream, "" if none.
+	ErrorCode string
+	// ContentBytes counts the reply text (content) bytes; ReasoningBytes the
+	// native reasoning bytes.
+	ContentBytes, ReasoningBytes int64
+	// ToolCalls counts the tool calls sent to the client.
+	ToolCalls int
+	// Violations lists the codes of the violations reported, at most
+	// MaxViolations of them; ViolationCount counts them all.
+	Violations     []string
+	ViolationCount int
+	// FirstEvent is when the first content event was encoded (time to first
+	// token), zero if none was.
+	FirstEvent time.Time
+}
+
+// MaxViolations bounds the violations a stream forwards to its encoder and
+// keeps for its summary: a model can write any number of stray tags, and a
+// terminal event must stay small. The count beyond it is still reported.
+const MaxViolations = 64
+
+// CodeTooManyViolations is the violation that stands for those beyond
+// MaxViolations.
+const CodeTooManyViolations = "too_many_violations"
+
+// CodeTruncatedToolArgs reports tool-call arguments cut off by
+// finish_reason "length" (PARSING.md OA16).
+const CodeTruncatedToolArgs = "truncated_tool_args"
+
+// New returns a pipeline for the route's format.
+func New(cfg Config) (*Pipeline, error) {
+	cfg.Parser = cfg.Parser.WithDefaults()
+	parser, err := format.New(cfg.Format, cfg.Parser)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{cfg: cfg, parser: parser}
+	// ThinkingML owns <think>; under auto a leading '<' selects ThinkingML,
+	// whose grammar then handles the tag. Only the other formats drop one.
+	p.stripThink = cfg.Format != format.ThinkingML && cfg.Format != format.Auto
+	p.onSSE = p.sseEvent
+	p.emitParser = p.fromParser
+	p.emitNative = p.fromNative
+	p.emit = p.deliver
+	p.feedParser = p.toParser
+	p.Reset(nil, transform.Meta{})
+	return p, nil
+}
+
+// Reset readies p for a new stream written by enc.
+func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
+	p.parser.Reset()
+	p.framer.Reset()
+	p.framer.MaxLine = p.cfg.Parser.Limits.MaxSSELineBytes
+	p.tools.Reset()
+	p.tools.MaxCalls = p.cfg.Parser.Limits.MaxToolCalls
+	p.lead.reset()
+	if meta.Now == nil {
+		meta.Now = time.Now
+	}
+	p.enc, p.meta = enc, meta
+	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
+	p.begun, p.started, p.routed, p.ended = false, false, false, false
+	p.native, p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false, false
+	p.finish, p.replyBytes = "", 0
+	p.nativeCalls, p.parserCalls, p.calls = p.nativeCalls[:0], p.parserCalls[:0], 0
+	p.sum = Summary{Format: string(p.cfg.Format)}
+}
+
+// Begin appends the protocol's opening (once).
+func (p *Pipeline) Begin(dst []byte) []byte {
+	if p.begun {
+		return dst
+	}
+	p.begun = true
+	return p.enc.Begin(dst)
+}
+
+// Start records that the upstream answered with a 2xx status: contentType
+// tells an SSE stream from one JSON completion (application/json or a +json
+// type; anything else is read as SSE, since some servers label their event
+// streams loosely), and requestID is the upstream's x-request-id.
+func (p *Pipeline) Start(dst []byte, contentType, requestID string) []byte {
+	dst = p.Begin(dst)
+	p.started = true
+	p.upstreamID = requestID
+	mt, _, _ := mime.ParseMediaType(contentType)
+	p.jsonBody = mt == "application/json" || strings.HasSuffix(mt, "+json")
+	return dst
+}
+
+// Feed consumes the next bytes of the upstream body and appends what they
+// complete in the client protocol.
+func (p *Pipeline) Feed(dst, b []byte) []byte {
+	p.out = dst
+	defer p.release()
+	if p.ended {
+		return p.out
+	}
+	p.replyBytes += int64(len(b))
+	if p.replyBytes > p.cfg.Parser.Limits.MaxReplyBytes {
+		p.fail(transform.CodeReplyTooLarge, "the upstream reply exceeds max_reply ("+
+			strconv.FormatInt(p.cfg.Parser.Limits.MaxReplyBytes, 10)+" bytes)")
+		return p.out
+	}
+	if p.jsonBody {
+		p.body = append(p.body, b...)
+		return p.out
+	}
+	if err := p.framer.Feed(b, p.onSSE); err != nil {
+		p.fail(transform.CodeSSELineTooLong, "upstream: "+err.Error())
+	}
+	return p.out
+}
+
+// release hands the output buffer back and forgets it.
+func (p *Pipeline) release() { p.out = nil }
+
+// Close ends the upstream body: a stream that finished (finish_reason or
+// [DONE]) ends with the protocol's completion, one that was cut off with an
+// upstream_error.
+func (p *Pipeline) Close(dst []byte) []byte {
+	p.out = dst
+	defer p.release()
+	if p.ended {
+		return p.out
+	}
+	if p.jsonBody {
+		c, err := upstream.DecodeCompletion(p.body)
+		if err != nil {
+			p.fail(transform.CodeUpstreamError, "upstream: malformed completion: "+err.Error())
+			return p.out
+		}
+		p.route(c)
+		if p.ended {
+			return p.out
+		}
+		p.sawDone = true // a complete JSON body is a finished reply
+	} else if err := p.framer.Close(p.onSSE); err != nil && !p.sawDone && p.finish == "" {
+		p.fail(transform.CodeUpstreamError, "upstream: the stream was cut off mid-line")
+		return p.out
+	}
+	if p.ended {
+		return p.out
+	}
+	if !p.sawDone && p.finish == "" {
+		p.fail(transform.CodeUpstreamError, "upstream: the stream ended before the reply finished")
+		return p.out
+	}
+	p.lead.flush(p.native, p.feedParser)
+	p.parser.Close(p.emitParser)
+	if p.ended { // the parser's Close found a fatal condition
+		return p.out
+	}
+	p.closeNative()
+	p.tools.Finish(p.emitNative)
+	reason := p.finish
+	if reason == "" {
+		reason = "stop"
+	}
+	p.ended = true
+	p.sum.FinishReason = p.finish
+	p.emit(transform.Event{Kind: transform.KindFinish, Code: reason})
+	return p.out
+}
+
+// Fail ends the stream with an error event: code names the failure (see
+// transform/codes.go) and message explains it to the client. What was
+// decoded before is flushed first, so that nothing already read is lost.
+func (p *Pipeline) Fail(dst []byte, code, message string) []byte {
+	p.out = dst
+	defer p.release()
+	p.fail(code, message)
+	return p.out
+}
+
+// Heartbeat appends a keep-alive while the stream is open.
+func (p *Pipeline) Heartbeat(dst []byte, now time.Time) []byte {
+	if !p.begun || p.ended {
+		return dst
+	}
+	return p.enc.AppendHeartbeat(dst, now)
+}
+
+// Ended reports whether the terminal event was written: the caller stops
+// reading the upstream and cancels it.
+func (p *Pipeline) Ended() bool { return p.ended }
+
+// Started reports whether the upstream answered with a 2xx status.
+func (p *Pipeline) Started() bool { return p.started }
+
+// Summary describes the stream so far.
+func (p *Pipeline) Summary() Summary {
+	s := p.sum
+	if a, ok := p.parser.(*format.AutoParser); ok && a.Detected() != "" {
+		s.Format = string(a.Detected())
+	}
+	return s
+}
+
+// fail ends the stream with an error after flushing what the parser holds.
+func (p *Pipeline) fail(code, message string) {
+	if p.ended {
+		return
+	}
+	if !p.begun {
+		p.out = p.Begin(p.out)
+	}
+	// Close the parser so that held-back text is delivered and its sections
+	// are closed; a fatal condition it finds now is moot.
+	p.lead.flush(p.native, p.feedParser)
+	p.ended = true // from here on the parser's KindError is dropped
+	p.parser.Close(p.emitParser)
+	p.closeNative()
+	p.sum.ErrorCode = code
+	p.deliver(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(message)})
+}
+
+// sseEvent handles one event of the upstream's SSE stream.
+func (p *Pipeline) sseEvent(ev sse.Event) {
+	if p.ended || p.sawDone {
+		return
+	}
+	if string(ev.Data) == "[DONE]" {
+		p.sawDone = true
+		return
+	}
+	c, err := p.dec.Decode(ev.Data)
+	if err != nil {
+		p.fail(transform.CodeUpstreamError, "upstream: malformed chunk: "+err.Error())
+		return
+	}
+	p.route(c)
+}
+
+// route sends each part of a decoded chunk where it belongs, in the order
+// the chunk implies: reasoning, content, tool calls, then finish_reason
+// (PARSING.md OA17: a chunk's last delta is processed before its finish).
+func (p *Pipeline) route(c *upstream.Chunk) {
+	if c.Done { // a padded "[DONE]" the SSE layer did not match exactly
+		p.sawDone = true
+		return
+	}
+	if c.Err != nil {
+		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
+		return
+	}
+	if !p.routed {
+		p.routed = true
+		p.sum.Model = string(c.Model)
+		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
+	}
+	if len(c.Reasoning) > 0 {
+		p.reasoning(c.Reasoning)
+	}
+	if len(c.Content) > 0 {
+		p.closeNative()
+		p.sum.ContentBytes += int64(len(c.Content))
+		if p.stripThink {
+			p.lead.feed(c.Content, p.native, p.feedParser)
+		} else {
+			p.toParser(c.Content)
+		}
+	}
+	for i := range c.ToolCalls {
+		if p.ended {
+			return
+		}
+		p.closeNative()
+		if err := p.tools.Add(c.ToolCalls[i], p.emitNative); err != nil {
+			code := transform.CodeUpstreamError
+			if errors.Is(err, upstream.ErrTooManyToolCalls) {
+				code = transform.CodeTooManyToolCalls
+			}
+			p.fail(code, "upstream: "+err.Error())
+			return
+		}
+	}
+	if len(c.FinishReason) > 0 && p.finish == "" && !p.ended {
+		p.finish = string(c.FinishReason)
+		if p.finish == "length" && p.tools.Open() {
+			p.emit(transform.Event{Kind: transform.KindViolation, Code: CodeTruncatedToolArgs,
+				Offset: p.sum.ContentBytes, Text: []byte("finish_reason length cut a tool call's arguments")})
+		}
+		p.tools.Finish(p.emitNative)
+	}
+	if len(c.Usage) > 0 && !p.ended {
+		p.emit(transform.Event{Kind: transform.KindUsage, Text: c.Usage})
+	}
+
+}
+
+// reasoning routes native reasoning text: into the parser's open reasoning
+// section if there is one (a hybrid stream), else into a section of its own.
+func (p *Pipeline) reasoning(text []byte) {
+	p.native = true
+	p.sum.ReasoningBytes += int64(len(text))
+	if !p.parserReasoning && !p.nativeOpen {
+		p.nativeOpen = true
+		p.emit(transform.Event{Kind: transform.KindReasoningStart})
+	}
+	p.emit(transform.Event{Kind: transform.KindReasoningDelta, Text: text})
+}
+
+// closeNative closes the section native reasoning opened.
+func (p *Pipeline) closeNative() {
+	if p.nativeOpen {
+		p.nativeOpen = false
+		p.emit(transform.Event{Kind: transform.KindReasoningEnd})
+	}
+}
+
+func (p *Pipeline) toParser(b []byte) {
+	if !p.ended {
+		p.parser.Feed(b, p.emitParser)
+	}
+}
+
+// fromParser takes the format parser's events.
+func (p *Pipeline) fromParser(ev transform.Event) {
+	switch ev.Kind {
+	case transform.KindReasoningStart:
+		p.parserReasoning = true
+	case transform.KindReasoningEnd:
+		p.parserReasoning = false
+	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		p.parserCalls = p.mapCall(p.parserCalls, &ev)
+	case transform.KindError:
+		if p.ended {
+			return // the stream is already ending with another error
+		}
+		p.closeNative()
+		p.ended = true
+		p.sum.ErrorCode = ev.Code
+	}
+	p.deliver(ev)
+}
+
+// fromNative takes the tool-call assembler's events.
+func (p *Pipeline) fromNative(ev transform.Event) {
+	p.nativeCalls = p.mapCall(p.nativeCalls, &ev)
+	p.deliver(ev)
+}
+
+// mapCall gives a tool event its stream-wide index, and an id when the
+// source had none ("call_" + message id + index, unique per stream).
+func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
+	for len(calls) <= ev.Index {
+		calls = append(calls, call{index: -1})
+	}
+	c := &calls[ev.Index]
+	if c.index < 0 {
+		c.index = p.calls
+		p.calls++
+		c.id = ev.ID
+		if c.id == "" {
+			c.id = "call_" + p.meta.MessageID + "_" + strconv.Itoa(c.index)
+		}
+	}
+	ev.Index, ev.ID = c.index, c.id
+	return calls
+}
+
+// deliver encodes one event.
+func (p *Pipeline) deliver(ev transform.Event) {
+	switch ev.Kind {
+	case transform.KindViolation:
+		p.sum.ViolationCount++
+		switch {
+		case p.sum.ViolationCount < MaxViolations:
+			p.sum.Violations = append(p.sum.Violations, ev.Code)
+		case p.sum.ViolationCount == MaxViolations:
+			p.sum.Violations = append(p.sum.Violations, CodeTooManyViolations)
+			ev = transform.Event{Kind: transform.KindViolation, Code: CodeTooManyViolations, Offset: ev.Offset,
+				Text: []byte("further violations are counted in the log only")}
+		default:
+			return
+		}
+	case transform.KindToolCallStart:
+		p.sum.ToolCalls++
+		p.markFirst()
+	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta, transform.KindAnswerDelta:
+		p.markFirst()
+	}
+	p.out = p.enc.AppendEvent(p.out, ev)
+}
+
+func (p *Pipeline) markFirst() {
+	if p.sum.FirstEvent.IsZero() {
+		p.sum.FirstEvent = p.meta.Now()
+	}
+}
+
+// Status is the HTTP status of a response that is one JSON body (an openai
+// client that asked for no stream): the encoder's, after an error; 200
+// otherwise.
+func (p *Pipeline) Status() int {
+	if s, ok := p.enc.(interface{ Status() int }); ok {
+		return s.Status()
+	}
+	return 200
+}
