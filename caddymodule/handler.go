@@ -149,6 +149,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := &streamWriter{
 		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		upstream:              make(http.Header),
 		h:                     h,
 		p:                     p,
 		proto:                 h.proto,

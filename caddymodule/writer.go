@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,12 @@ type streamWriter struct {
 	stream    bool   // the client gets an event stream (not one JSON body)
 	requestID string // echoed in X-Request-Id
 	cancel    context.CancelCauseFunc
+
+	// upstream holds the headers the proxy copies from the upstream's
+	// response. They are kept apart from ours: once our stream is open the
+	// client's header map also holds what encode added (Content-Encoding),
+	// which must not be mistaken for the upstream's.
+	upstream http.Header
 
 	mu        sync.Mutex
 	mode      writerMode
@@ -67,6 +74,9 @@ const maxErrBody = 64 << 10
 // upstream's reply did: the upstream request is cancelled, not left running.
 var errUpstreamDone = errors.New("llm_stream: the client stream ended")
 
+// Header returns the upstream's headers, as the proxy sets them.
+func (sw *streamWriter) Header() http.Header { return sw.upstream }
+
 // WriteHeader intercepts the upstream's status.
 func (sw *streamWriter) WriteHeader(status int) {
 	sw.mu.Lock()
@@ -84,11 +94,11 @@ func (sw *streamWriter) writeHeader(status int) {
 	if sw.p.Ended() {
 		return // the idle timer ended the stream before the upstream answered
 	}
-	h := sw.Header()
+	h := sw.upstream
 	switch {
 	case status >= 200 && status <= 299 && identityEncoded(h):
 		sw.mode = modeStreaming
-		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), sw.upstreamRequestID())
+		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), h.Get("X-Request-Id"))
 		sw.commit(http.StatusOK)
 		sw.send()
 	case status >= 200 && status <= 299:
@@ -98,21 +108,22 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.errBody = append(sw.errBody[:0], "the upstream sent a compressed body (Content-Encoding: "+h.Get("Content-Encoding")+")"...)
 	case sw.proto.PassRefusals && !sw.committed:
 		sw.mode = modePassthrough
+		copyHeaders(sw.ResponseWriterWrapper.Header(), h, "X-Request-Id")
+		sw.ResponseWriterWrapper.Header().Set("X-Request-Id", sw.requestID)
 		sw.ResponseWriterWrapper.WriteHeader(status)
 	default:
 		sw.mode, sw.errStatus = modeRefused, status
 	}
 }
 
-// upstreamRequestID is the upstream's x-request-id. The proxy adds the
-// upstream's headers to ours, so once our stream is open the header holds
-// our id first and the upstream's after it.
-func (sw *streamWriter) upstreamRequestID() string {
-	vals := sw.Header().Values("X-Request-Id")
-	if n := len(vals); n > 0 && (n > 1 || !sw.committed) {
-		return vals[n-1]
+// copyHeaders adds src's headers to dst, except the keys named in skip.
+func copyHeaders(dst, src http.Header, skip ...string) {
+	for k, vs := range src {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		dst[k] = append(dst[k], vs...)
 	}
-	return ""
 }
 
 // identityEncoded reports whether the body is not compressed.
@@ -150,7 +161,10 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	}
 	sw.out = sw.p.Feed(sw.out[:0], p)
 	sw.send()
-	if sw.p.Ended() {
+	if sw.p.Failed() {
+		// The upstream may still be generating (and billing) a reply no one
+		// will read. A stream that completed at [DONE] is left to end on
+		// its own, so the proxy does not log an aborted response.
 		sw.cancel(errUpstreamDone)
 	}
 	if sw.gone {
@@ -175,10 +189,7 @@ func (sw *streamWriter) send() {
 		return
 	}
 	sw.lastWrite = time.Now()
-	//nolint:bodyclose // not a response body
-	if err := http.NewResponseController(sw.ResponseWriterWrapper).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		sw.gone = true
-	}
+	sw.flush()
 }
 
 // commit writes our status line and headers, once. For an event stream it
@@ -189,12 +200,12 @@ func (sw *streamWriter) commit(status int) {
 		return
 	}
 	sw.committed = true
-	h := sw.Header()
-	// The upstream's framing and encoding headers describe its body, not
-	// ours.
-	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Etag", "Last-Modified", "Accept-Ranges"} {
-		h.Del(k)
-	}
+	h := sw.ResponseWriterWrapper.Header()
+	// The upstream's other headers (rate limits, processing time) are
+	// passed on when it answered before our stream opened; its framing,
+	// encoding and validators describe its body, not ours.
+	copyHeaders(h, sw.upstream, "Content-Length", "Content-Encoding", "Content-Type", "Transfer-Encoding",
+		"Trailer", "Etag", "Last-Modified", "Accept-Ranges", "X-Request-Id")
 	h.Set("X-Request-Id", sw.requestID)
 	if sw.stream {
 		h.Set("Content-Type", sw.proto.ContentType)
@@ -207,6 +218,20 @@ func (sw *streamWriter) commit(status int) {
 		h.Set("Content-Type", "application/json")
 	}
 	sw.ResponseWriterWrapper.WriteHeader(status)
+	if sw.stream {
+		// net/http holds headers until the first body write; a protocol
+		// with nothing to say yet (skillpet) must still open the stream,
+		// or the client waits for headers as long as the model thinks.
+		sw.flush()
+	}
+}
+
+// flush pushes what was written to the client.
+func (sw *streamWriter) flush() {
+	//nolint:bodyclose // not a response body
+	if err := http.NewResponseController(sw.ResponseWriterWrapper).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		sw.gone = true
+	}
 }
 
 // FlushError is what http.ResponseController finds first. The stream is
@@ -271,7 +296,13 @@ func (sw *streamWriter) stopTimers() {
 func (sw *streamWriter) idleTimeout() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.closed || sw.p.Ended() || sw.mode == modeRefused || sw.mode == modePassthrough {
+	if sw.closed || sw.mode == modeRefused || sw.mode == modePassthrough {
+		return
+	}
+	if sw.p.Ended() {
+		// The client's stream is complete but the upstream holds its
+		// connection open: let it go.
+		sw.cancel(errUpstreamDone)
 		return
 	}
 	sw.timedOut = true
@@ -367,10 +398,7 @@ func (sw *streamWriter) refuse(status int, code, msg string) {
 	}
 	sw.p.Fail(nil, code, msg) // the pipeline records the outcome; the body is ours
 	body := sw.proto.RefusalBody(nil, code, msg)
-	h := sw.Header()
-	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer"} {
-		h.Del(k)
-	}
+	h := sw.ResponseWriterWrapper.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Request-Id", sw.requestID)

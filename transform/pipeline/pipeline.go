@@ -184,18 +184,21 @@ func (p *Pipeline) Feed(dst, b []byte) []byte {
 	if p.ended {
 		return p.out
 	}
-	p.replyBytes += int64(len(b))
-	if p.replyBytes > p.cfg.Parser.Limits.MaxReplyBytes {
-		p.fail(transform.CodeReplyTooLarge, "the upstream reply exceeds max_reply ("+
-			strconv.FormatInt(p.cfg.Parser.Limits.MaxReplyBytes, 10)+" bytes)")
-		return p.out
+	// Bytes up to the limit are decoded and delivered before the stream
+	// ends, so that nothing already received is lost.
+	over := p.replyBytes + int64(len(b)) - p.cfg.Parser.Limits.MaxReplyBytes
+	if over > 0 {
+		b = b[:int64(len(b))-over]
 	}
+	p.replyBytes += int64(len(b))
 	if p.jsonBody {
 		p.body = append(p.body, b...)
-		return p.out
-	}
-	if err := p.framer.Feed(b, p.onSSE); err != nil {
+	} else if err := p.framer.Feed(b, p.onSSE); err != nil {
 		p.fail(transform.CodeSSELineTooLong, "upstream: "+err.Error())
+	}
+	if over > 0 {
+		p.fail(transform.CodeReplyTooLarge, "the upstream reply exceeds max_reply ("+
+			strconv.FormatInt(p.cfg.Parser.Limits.MaxReplyBytes, 10)+" bytes)")
 	}
 	return p.out
 }
@@ -234,10 +237,19 @@ func (p *Pipeline) Close(dst []byte) []byte {
 		p.fail(transform.CodeUpstreamError, "upstream: the stream ended before the reply finished")
 		return p.out
 	}
+	p.complete()
+	return p.out
+}
+
+// complete ends a finished reply: held text is released, open sections are
+// closed, and the protocol's completion is written. It runs at [DONE], so
+// the client is not kept waiting for an upstream that holds its connection
+// open afterwards, or at the end of a body that finished without one.
+func (p *Pipeline) complete() {
 	p.lead.flush(p.native, p.feedParser)
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
-		return p.out
+		return
 	}
 	p.closeNative()
 	p.tools.Finish(p.emitNative)
@@ -248,7 +260,6 @@ func (p *Pipeline) Close(dst []byte) []byte {
 	p.ended = true
 	p.sum.FinishReason = p.finish
 	p.emit(transform.Event{Kind: transform.KindFinish, Code: reason})
-	return p.out
 }
 
 // Fail ends the stream with an error event: code names the failure (see
@@ -270,8 +281,12 @@ func (p *Pipeline) Heartbeat(dst []byte, now time.Time) []byte {
 }
 
 // Ended reports whether the terminal event was written: the caller stops
-// reading the upstream and cancels it.
+// reading the upstream.
 func (p *Pipeline) Ended() bool { return p.ended }
+
+// Failed reports whether the stream ended with an error: the caller also
+// cancels the upstream request, which may still be generating.
+func (p *Pipeline) Failed() bool { return p.sum.ErrorCode != "" }
 
 // Started reports whether the upstream answered with a 2xx status.
 func (p *Pipeline) Started() bool { return p.started }
@@ -310,6 +325,7 @@ func (p *Pipeline) sseEvent(ev sse.Event) {
 	}
 	if string(ev.Data) == "[DONE]" {
 		p.sawDone = true
+		p.complete()
 		return
 	}
 	c, err := p.dec.Decode(ev.Data)
@@ -326,6 +342,7 @@ func (p *Pipeline) sseEvent(ev sse.Event) {
 func (p *Pipeline) route(c *upstream.Chunk) {
 	if c.Done { // a padded "[DONE]" the SSE layer did not match exactly
 		p.sawDone = true
+		p.complete()
 		return
 	}
 	if c.Err != nil {
