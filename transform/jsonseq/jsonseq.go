@@ -24,9 +24,6 @@ type Encoder struct {
 	// answerLen counts the code points of the final_delta texts: it is
 	// completed.reply_len, the length of the reply the client renders.
 	answerLen int64
-	// answerEnded records that the answer section closed; final_end waits
-	// for the terminal event (see appendFinalEnd).
-	answerEnded bool
 }
 
 // New returns an Encoder for one stream.
@@ -74,7 +71,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = transform.AppendJSONStrings(dst, ev.List)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindAnswerEnd:
-		e.answerEnded = true
+		// final_end waits for the terminal event (see appendFinalEnd).
 	case transform.KindToolCallEnd:
 		dst = e.appendToolCall(dst, ev)
 	case transform.KindClarify:
@@ -91,11 +88,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendFinalEnd(dst)
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.answerLen)
 	case transform.KindError:
-		// A failure after a complete answer (the upstream broke off after
-		// </final>) still tells the client the answer was whole.
-		if e.answerEnded {
-			dst = e.appendFinalEnd(dst)
-		}
+		// No final_end: it would tell a client that ignores system events
+		// (specs/001 §3 lets it) that the answer is whole. A stream that
+		// fails closes its sections first, so an answer cut off mid-way
+		// and one the model had finished look alike here; neither is
+		// claimed complete.
 		dst = e.sys.AppendError(dst, ev)
 	default:
 		dst = e.sys.AppendEvent(dst, ev)

@@ -138,8 +138,10 @@ func TestEvents(t *testing.T) {
 			[]string{`tool_call {"id":"c","name":"f","args":{}}`, `final_end {}`, `completed`}},
 		{"final_end_after_tool_calls", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"), encodertest.Event(transform.KindAnswerEnd), encodertest.ToolEnd(0, "c", "f", "{}"), encodertest.Finish("stop")},
 			[]string{`final_delta {"text":"x"}`, `tool_call {"id":"c","name":"f","args":{}}`, `final_end {}`, `completed`}},
-		{"error_after_complete_answer", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"), encodertest.Event(transform.KindAnswerEnd), encodertest.Failure("upstream_error", "cut")},
-			[]string{`final_delta {"text":"x"}`, `final_end {}`, `error`}},
+		// An error never claims the answer whole, even after the answer's
+		// section closed: the pipeline closes sections when a stream fails.
+		{"error_after_answer_end", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"), encodertest.Event(transform.KindAnswerEnd), encodertest.Failure("upstream_error", "cut")},
+			[]string{`final_delta {"text":"x"}`, `error`}},
 		{"error_inside_answer", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"), encodertest.Failure("upstream_error", "cut")},
 			[]string{`final_delta {"text":"x"}`, `error`}},
 	}
