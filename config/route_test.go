@@ -54,7 +54,7 @@ func TestDurationJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := `{"heartbeat":15000000000,"limits":{}}`; string(b) != want {
+		if want := `{"heartbeat":15000000000}`; string(b) != want {
 			t.Errorf("marshal = %s, want %s", b, want)
 		}
 		var r Route

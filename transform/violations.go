@@ -46,7 +46,3 @@ func (l *ViolationList) AppendJSON(dst []byte) []byte {
 	dst = append(dst, l.objects...)
 	return append(dst, ']')
 }
-
-// bytesOf views s as bytes without a copy, which keeps encoders
-// allocation-free. It is safe only because the functions here read their
-// argument and never write or keep it.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
 // bigPlan returns a KNOWLEDGE_QA plan whose direct_response is about size
@@ -21,14 +22,6 @@ func bigPlan(size int) []byte {
 	return b.Bytes()
 }
 
-// feedAll feeds in in chunks of n bytes.
-func feedAll(p *Parser, in []byte, n int, emit transform.Emit) {
-	for i := 0; i < len(in); i += n {
-		p.Feed(in[i:min(i+n, len(in))], emit)
-	}
-	p.Close(emit)
-}
-
 // BenchmarkDirectResponse streams a 1 MiB and a 4 MiB direct_response in
 // 1-byte and 256-byte deltas (PARSING.md JO24). Time per byte stays flat
 // as the reply grows (compare the 4 MiB and 1 MiB ns/op), and a reused
@@ -38,18 +31,7 @@ func BenchmarkDirectResponse(b *testing.B) {
 		in := bigPlan(size)
 		for _, chunk := range []int{1, 256} {
 			b.Run(fmt.Sprintf("%dMiB/delta%d", size>>20, chunk), func(b *testing.B) {
-				p := New(transform.ParserOptions{})
-				var n int
-				emit := func(ev transform.Event) { n += len(ev.Text) }
-				b.SetBytes(int64(len(in)))
-				b.ReportAllocs()
-				for b.Loop() {
-					p.Reset()
-					feedAll(p, in, chunk, emit)
-				}
-				if n == 0 {
-					b.Fatal("no events")
-				}
+				transformtest.Bench(b, New(transform.ParserOptions{}), in, chunk)
 			})
 		}
 	}
@@ -65,13 +47,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	for name, in := range inputs {
 		for _, chunk := range []int{1, 7, 256} {
 			t.Run(fmt.Sprintf("%s/delta%d", name, chunk), func(t *testing.T) {
-				p := New(transform.ParserOptions{})
-				emit := func(transform.Event) {}
-				feedAll(p, in, chunk, emit) // warm up: buffers reach their size
-				allocs := testing.AllocsPerRun(5, func() {
-					p.Reset()
-					feedAll(p, in, chunk, emit)
-				})
+				allocs := transformtest.AllocsPerReply(New(transform.ParserOptions{}), in, chunk)
 				// A tool call's name becomes the events' string Name: one
 				// allocation per call, none per delta.
 				if want := map[string]float64{"direct_response": 0, "tool_args": 1}[name]; allocs != want {

@@ -15,7 +15,8 @@ const (
 	// CodeEmptyThought: "thought" is the empty string.
 	CodeEmptyThought = "empty_thought"
 	// CodeBadResponseMode: "response_mode" is not TOOL_EXECUTION,
-	// KNOWLEDGE_QA or GENERAL_CHAT; Text is the value.
+	// KNOWLEDGE_QA or GENERAL_CHAT; Text is the value (empty when longer
+	// than jsonstream.MaxKeywordBytes).
 	CodeBadResponseMode = "bad_response_mode"
 	// CodeInconsistentMode: the fields contradict the mode (specs/003
 	// 逻辑一致性验证); Text says how.

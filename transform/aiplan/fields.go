@@ -44,18 +44,13 @@ var fieldNames = [...][]byte{
 	fTools:   []byte("tool_calls"),
 }
 
-// maxMode bounds the kept response_mode; a longer one is no mode.
-const maxMode = 32
-
 // plan is what the object said, for the validation at its end.
 type plan struct {
 	seen       [fTools + 1]bool
 	types      [fTools + 1]jsonstream.Type
 	thoughtLen int
 	directLen  int
-	mode       [maxMode]byte
-	nmode      int
-	modeLong   bool
+	mode       jsonstream.Keyword
 	calls      int // tool calls in this object
 }
 
@@ -98,7 +93,7 @@ func (p *Parser) fieldStart(tk *jsonstream.Token) {
 	}
 	switch f {
 	case fMode:
-		p.plan.nmode, p.plan.modeLong = 0, false // JO19: the last value wins
+		p.plan.mode.Reset() // JO19: the last value wins
 	case fCall:
 		if tk.Type == jsonstream.TypeObject {
 			p.beginCall()
@@ -123,11 +118,7 @@ func (p *Parser) fieldText(f int, text []byte) {
 		p.answered = true
 		p.emit(transform.Event{Kind: transform.KindAnswerDelta, Text: text})
 	case fMode:
-		if p.plan.nmode+len(text) > maxMode {
-			p.plan.modeLong = true
-			return
-		}
-		p.plan.nmode += copy(p.plan.mode[p.plan.nmode:], text)
+		p.plan.mode.Append(text)
 	case fName, fFuncName:
 		p.nameText(text)
 	case fArgs, fArguments, fFuncArgs:

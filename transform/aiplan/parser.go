@@ -13,7 +13,7 @@ type Parser struct {
 	fallback []byte // opts.FallbackText
 	tok      jsonstream.Tokenizer
 	emit     transform.Emit
-	raw      transform.RuneCarry
+	raw      transform.RawEcho
 	failed   bool // a fatal error was reported: input is ignored
 
 	thinkingOpen bool
@@ -54,7 +54,7 @@ func (p *Parser) Feed(b []byte, emit transform.Emit) {
 		return
 	}
 	p.emit = emit
-	p.echo(b)
+	p.raw.Feed(b, p.emit)
 	p.tok.Feed(b, (*tokens)(p))
 	p.emit = nil
 }
@@ -68,9 +68,7 @@ func (p *Parser) Close(emit transform.Emit) {
 	}
 	p.emit = emit
 	defer func() { p.emit = nil }()
-	if rest := p.raw.Flush(); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
+	p.raw.Close(p.emit)
 	p.tok.Close((*tokens)(p))
 	if !p.failed {
 		p.settle(true, -1)
@@ -111,17 +109,6 @@ func (p *Parser) fail(code, msg string) {
 	p.closeAnswer()
 	p.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})
 	p.failed = true
-}
-
-// echo emits b as KindRaw, never cutting a rune.
-func (p *Parser) echo(b []byte) {
-	out, rest := p.raw.Resume(b)
-	if len(out) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: out})
-	}
-	if rest = p.raw.Hold(rest); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
 }
 
 var _ transform.Parser = (*Parser)(nil)

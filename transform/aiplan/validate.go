@@ -31,9 +31,9 @@ func (p *Parser) validate(off int64) {
 	if !pl.seen[fMode] || pl.types[fMode] != jsonstream.TypeString {
 		return
 	}
-	mode := pl.mode[:pl.nmode]
+	mode := pl.mode.Bytes()
 	switch {
-	case pl.modeLong:
+	case pl.mode.TooLong():
 		p.violation(CodeBadResponseMode, mode, off)
 	case string(mode) == modeToolExecution:
 		if pl.seen[fDirect] && pl.types[fDirect] != jsonstream.TypeNull {

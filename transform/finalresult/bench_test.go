@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
 // bigResult returns an answer_ready result whose message is about size
@@ -21,13 +22,6 @@ func bigResult(size int) []byte {
 	return b.Bytes()
 }
 
-func feedAll(p *Parser, in []byte, n int, emit transform.Emit) {
-	for i := 0; i < len(in); i += n {
-		p.Feed(in[i:min(i+n, len(in))], emit)
-	}
-	p.Close(emit)
-}
-
 // BenchmarkMessage streams a 1 MiB and a 4 MiB message in 1-byte and
 // 256-byte deltas (specs/004 §7.3.3).
 func BenchmarkMessage(b *testing.B) {
@@ -35,14 +29,7 @@ func BenchmarkMessage(b *testing.B) {
 		in := bigResult(size)
 		for _, chunk := range []int{1, 256} {
 			b.Run(fmt.Sprintf("%dMiB/delta%d", size>>20, chunk), func(b *testing.B) {
-				p := New(transform.ParserOptions{})
-				emit := func(transform.Event) {}
-				b.SetBytes(int64(len(in)))
-				b.ReportAllocs()
-				for b.Loop() {
-					p.Reset()
-					feedAll(p, in, chunk, emit)
-				}
+				transformtest.Bench(b, New(transform.ParserOptions{}), in, chunk)
 			})
 		}
 	}
@@ -54,13 +41,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	in := bigResult(64 << 10)
 	for _, chunk := range []int{1, 7, 256} {
 		t.Run(fmt.Sprint("delta", chunk), func(t *testing.T) {
-			p := New(transform.ParserOptions{})
-			emit := func(transform.Event) {}
-			feedAll(p, in, chunk, emit)
-			if allocs := testing.AllocsPerRun(5, func() {
-				p.Reset()
-				feedAll(p, in, chunk, emit)
-			}); allocs != 0 {
+			if allocs := transformtest.AllocsPerReply(New(transform.ParserOptions{}), in, chunk); allocs != 0 {
 				t.Errorf("%v allocations per reply of %d deltas, want 0", allocs, len(in)/chunk)
 			}
 		})

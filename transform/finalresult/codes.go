@@ -11,7 +11,8 @@ const (
 	// CodeMissingField: "status" or "message" is absent; Text is its name.
 	CodeMissingField = "missing_field"
 	// CodeBadStatus: "status" is not answer_ready, artifact_ready or
-	// clarify_needed; Text is the value.
+	// clarify_needed; Text is the value (empty when longer than
+	// jsonstream.MaxKeywordBytes).
 	CodeBadStatus = "bad_status"
 	// CodeArtifactReadyWithoutArtifacts: status artifact_ready with no
 	// artifact (specs/004 §7.3.1 rule 1, as far as the reply shows it).

@@ -38,14 +38,9 @@ var fieldNames = [...][]byte{
 	fHint:      []byte("clarify.hint"),
 }
 
-// maxStatus bounds the kept status; a longer one is no status.
-const maxStatus = 32
-
 // result is what the object said, held for its end.
 type result struct {
-	status     [maxStatus]byte
-	nstatus    int
-	statusLong bool
+	status     jsonstream.Keyword
 	seen       [fClarify + 1]bool
 	statusType jsonstream.Type
 
@@ -105,7 +100,8 @@ func (p *Parser) fieldStart(tk *jsonstream.Token) {
 	}
 	switch tk.Path {
 	case fStatus:
-		r.nstatus, r.statusLong, r.statusType = 0, false, tk.Type // the last status wins
+		r.status.Reset() // the last status wins
+		r.statusType = tk.Type
 	case fMessage:
 		if tk.Type == jsonstream.TypeString {
 			p.openAnswer() // an empty message is an empty answer (JO22)
@@ -130,11 +126,7 @@ func (p *Parser) fieldText(f int, text []byte) {
 	r := &p.result
 	switch f {
 	case fStatus:
-		if r.nstatus+len(text) > maxStatus {
-			r.statusLong = true
-			return
-		}
-		r.nstatus += copy(r.status[r.nstatus:], text)
+		r.status.Append(text)
 	case fMessage:
 		p.answerText(text)
 	case fArtifacts:

@@ -11,7 +11,7 @@ type Parser struct {
 	opts   transform.ParserOptions
 	tok    jsonstream.Tokenizer
 	emit   transform.Emit
-	raw    transform.RuneCarry
+	raw    transform.RawEcho
 	failed bool // a fatal error was reported: input is ignored
 
 	answerOpen bool
@@ -42,7 +42,7 @@ func (p *Parser) Feed(b []byte, emit transform.Emit) {
 		return
 	}
 	p.emit = emit
-	p.echo(b)
+	p.raw.Feed(b, p.emit)
 	p.tok.Feed(b, (*tokens)(p))
 	p.emit = nil
 }
@@ -55,9 +55,7 @@ func (p *Parser) Close(emit transform.Emit) {
 	}
 	p.emit = emit
 	defer func() { p.emit = nil }()
-	if rest := p.raw.Flush(); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
+	p.raw.Close(p.emit)
 	p.tok.Close((*tokens)(p))
 	if !p.failed {
 		p.closeAnswer()
@@ -94,17 +92,6 @@ func (p *Parser) fail(code, msg string) {
 	p.closeAnswer()
 	p.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})
 	p.failed = true
-}
-
-// echo emits b as KindRaw, never cutting a rune.
-func (p *Parser) echo(b []byte) {
-	out, rest := p.raw.Resume(b)
-	if len(out) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: out})
-	}
-	if rest = p.raw.Hold(rest); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
 }
 
 var _ transform.Parser = (*Parser)(nil)

@@ -1,11 +1,7 @@
 package finalresult
 
 import (
-	"bytes"
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,23 +39,23 @@ var cases = []parseCase{
 	// JO04, strict: the reply is not an object, so it is the answer, as
 	// written; "{note}" is never parsed.
 	{name: "JO04", chunks: []string{"Here is {note}: {\"status\":\"ok\"}"},
-		want: `V(not_json_object@0) F{ F"Here is {note}: {\"status\":\"ok\"}" F}`},
+		want: `V(not_json_object@0:the reply is not a JSON object) F{ F"Here is {note}: {\"status\":\"ok\"}" F}`},
 	{name: "JO05", chunks: []string{ready + "\"message\":\"line1\\", "nline2\"}"},
 		want: `F{ F"line1\nline2" F}`},
 	{name: "JO06", chunks: []string{ready + "\"message\":\"caf\\u00", "e9\"}"},
 		want: `F{ F"café" F}`},
 	{name: "JO08", chunks: []string{ready + "\"message\":\"\\ud83dx\"}"},
-		want: `F{ V(lone_surrogate@36) F"�x" F}`},
+		want: `F{ V(lone_surrogate@36:lone UTF-16 surrogate in a \u escape) F"�x" F}`},
 	{name: "JO09", chunks: []string{ready + "\"message\":\"use App\\Http\"}"},
-		want: `F{ F"use App" V(invalid_escape@43) F"\\Http" F}`},
+		want: `F{ F"use App" V(invalid_escape@43:invalid escape in a string) F"\\Http" F}`},
 	{name: "JO10", chunks: []string{ready + "\"message\":\"a\nb\"}"},
-		want: `F{ F"a" V(control_char@37) F"\nb" F}`},
+		want: `F{ F"a" V(control_char@37:raw control byte in a string) F"\nb" F}`},
 	{name: "JO11", chunks: []string{ready + "\"message\":\"\xe4\xbd", "\xa0\"}"},
 		want: `F{ F"你" F}`},
 	{name: "JO13", chunks: []string{ready + "\"message\":\"m\",\"ok\":tr", "ue}"},
 		want: `F{ F"m" F}`},
 	{name: "JO13/trux", chunks: []string{ready + "\"message\":\"m\",\"ok\":trux}"},
-		want: `F{ F"m" F} V(bad_literal@47)`},
+		want: `F{ F"m" F} V(bad_literal@47:misspelt true, false or null)`},
 	{name: "JO14", chunks: []string{ready + "\"mess", "age\":\"hi\"}"},
 		want: `F{ F"hi" F}`},
 	// JO18: clarify and artifacts are held and sent whole.
@@ -68,15 +64,15 @@ var cases = []parseCase{
 	// JO19: append-only; the second message continues the answer in a
 	// second answer section.
 	{name: "JO19", chunks: []string{ready + `"message":"a","message":"b"}`},
-		want: `F{ F"a" F} V(duplicate_key@39) F{ F"b" F}`},
+		want: `F{ F"a" F} V(duplicate_key@39:message) F{ F"b" F}`},
 	{name: "JO20", chunks: []string{ready + "\"message\":\"a\"}\n```\nHope this helps!"},
-		want: `F{ F"a" F} V(trailing_text@44)`},
+		want: `F{ F"a" F} V(trailing_text@44:text after the JSON object)`},
 	{name: "JO21/array", chunks: []string{`[1, 2]`},
-		want: `V(not_json_object@0) F{ F"[1, 2]" F}`},
+		want: `V(not_json_object@0:the reply is not a JSON object) F{ F"[1, 2]" F}`},
 	{name: "JO21/string", chunks: []string{"```json\n\"str\"\n```"},
-		want: `V(not_json_object@8) F{ F"\"str\"\n` + "```" + `" F}`},
+		want: `V(not_json_object@8:the reply is not a JSON object) F{ F"\"str\"\n` + "```" + `" F}`},
 	{name: "JO21/empty", chunks: []string{"  "},
-		want: `V(not_json_object@2)`},
+		want: `V(not_json_object@2:the reply holds no JSON object)`},
 	{name: "JO22", chunks: []string{ready + `"message":""}`},
 		want: `F{ F}`},
 	{name: "JO23", chunks: []string{ready + `"message":"m","x":` + strings.Repeat("[", 10000)},
@@ -84,7 +80,7 @@ var cases = []parseCase{
 	{name: "JO25", chunks: []string{"\xef\xbb\xbf\r\n " + ready + `"message":"m"}`},
 		want: `F{ F"m" F}`},
 	{name: "JO26", chunks: []string{`{"message":"hel`},
-		want: `F{ F"hel" V(unterminated_json@15) F}`},
+		want: `F{ F"hel" V(unterminated_json@15:the reply ended inside the JSON object) F}`},
 	{name: "clarify_before_status", chunks: []string{`{"clarify":{"question":"Q?","options":null},"message":"m","status":"clarify_needed"}`},
 		want: `F{ F"m" F} C{"Q?" [] ""}`},
 	{name: "clarify_not_needed", chunks: []string{ready + `"message":"m","clarify":{"question":"Q?"}}`},
@@ -102,72 +98,28 @@ var cases = []parseCase{
 	{name: "rule1/artifacts", chunks: []string{`{"status":"artifact_ready","message":"m","artifacts":["file-ready:pptx", "data-quiz-complete"]}`},
 		want: `F{ F"m" F} A["file-ready:pptx", "data-quiz-complete"]`},
 	{name: "bad_status", chunks: []string{`{"status":"done","message":"m"}`},
-		want: `F{ F"m" F} V(bad_status@30)`},
+		want: `F{ F"m" F} V(bad_status@30:done)`},
 	{name: "missing_fields", chunks: []string{`{}`},
-		want: `V(missing_field@1) V(missing_field@1)`},
+		want: `V(missing_field@1:status) V(missing_field@1:message)`},
 	{name: "wrong_types", chunks: []string{`{"status":1,"message":{"a":"b"},"artifacts":"x","clarify":[]}`},
-		want: `V(wrong_type@10) V(wrong_type@30) V(wrong_type@46) V(wrong_type@59)`},
+		want: `V(wrong_type@10:status) V(wrong_type@30:message) V(wrong_type@46:artifacts) V(wrong_type@59:clarify)`},
 	{name: "artifacts_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}}, chunks: []string{ready + `"message":"m","artifacts":["0123456789"]}`},
 		want: `F{ F"m" F} E(block_too_long)`},
 	{name: "clarify_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}}, chunks: []string{`{"status":"clarify_needed","clarify":{"question":"01234","options":["5678"]}}`},
 		want: `E(block_too_long)`},
 	{name: "bad_json_closes_answer", chunks: []string{ready + `"message":"ab" "x"}`},
-		want: `F{ F"ab" F} V(bad_json@40)`},
+		want: `F{ F"ab" F} V(bad_json@40:expected ',' or '}' after an object member)`},
 	{name: "prose_runes_split", chunks: []string{"你", "\xe5\xa5", "\xbd"},
-		want: `V(not_json_object@0) F{ F"你好" F}`},
+		want: `V(not_json_object@0:the reply is not a JSON object) F{ F"你好" F}`},
 }
 
 func TestParser(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			newP := func() transform.Parser { return New(tc.opts) }
-			evs := transformtest.RunStrings(newP(), tc.chunks...)
-			norm, raw := transformtest.Normalize(evs)
-			if got := transformtest.Format(norm); got != tc.want {
-				t.Errorf("events differ:\n want %s\n  got %s", tc.want, got)
-			}
-			input := []byte(strings.Join(tc.chunks, ""))
-			checkStream(t, evs, raw, input)
-			if err := splitInvariant(newP, input, 1, 50); err != nil {
-				t.Error(err)
-			}
+			transformtest.CheckCase(t, newP, tc.chunks, tc.want)
 		})
 	}
-}
-
-// checkStream checks the promises every stream keeps: well-formed events,
-// and the raw text equal to the input (a prefix of it after a fatal error).
-func checkStream(t *testing.T, evs []transform.Event, raw, input []byte) {
-	t.Helper()
-	if err := transformtest.WellFormed(evs); err != nil {
-		t.Error(err)
-	}
-	failed := len(evs) > 0 && evs[len(evs)-1].Kind == transform.KindError
-	if !bytes.Equal(raw, input) && !(failed && bytes.HasPrefix(input, raw)) {
-		t.Errorf("raw text %q, input %q", raw, input)
-	}
-}
-
-// splitInvariant is transformtest.SplitInvariant, except for a reply that
-// ends in a fatal error: a parser ignores the input after one, and where a
-// limit trips depends on how the text was cut, so only the events are
-// compared, and each split's raw text must be a prefix of the input.
-func splitInvariant(newP func() transform.Parser, input []byte, seed int64, random int) error {
-	evs := transformtest.Run(newP(), input)
-	if n := len(evs); n == 0 || evs[n-1].Kind != transform.KindError {
-		return transformtest.SplitInvariant(newP, input, seed, random)
-	}
-	whole, _ := transformtest.Normalize(evs)
-	for _, chunks := range transformtest.Splits(input, seed, random) {
-		got, raw := transformtest.Normalize(transformtest.Run(newP(), chunks...))
-		if ok, diff := transformtest.Equal(whole, got); !ok {
-			return fmt.Errorf("split into %d chunks: %s", len(chunks), diff)
-		}
-		if !bytes.HasPrefix(input, raw) {
-			return fmt.Errorf("split into %d chunks: raw text %q is not a prefix of the input", len(chunks), raw)
-		}
-	}
-	return nil
 }
 
 // TestStreams checks that the message is emitted as it arrives, before
@@ -191,41 +143,7 @@ func TestStreams(t *testing.T) {
 // token a line, with the .golden file beside it (-update rewrites them).
 // Every fixture must also be split-invariant and well-formed.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	for _, name := range files {
-		t.Run(filepath.Base(name), func(t *testing.T) {
-			input, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs := transformtest.Run(newParser(), input)
-			norm, raw := transformtest.Normalize(evs)
-			checkStream(t, evs, raw, input)
-			var b strings.Builder
-			for _, ev := range norm {
-				b.WriteString(transformtest.Token(ev) + "\n")
-			}
-			golden := strings.TrimSuffix(name, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("events differ from %s:\n%s", golden, b.String())
-			}
-			if err := splitInvariant(newParser, input, 7, 50); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	transformtest.Golden(t, "testdata/*.txt", newParser, *update)
 }
 
 // TestReset checks that a reset parser parses like a new one.

@@ -25,9 +25,9 @@ func (p *Parser) endResult(off int64) {
 	if !r.seen[fStatus] || r.statusType != jsonstream.TypeString {
 		return
 	}
-	status := r.status[:r.nstatus]
+	status := r.status.Bytes()
 	switch {
-	case r.statusLong:
+	case r.status.TooLong():
 		p.violation(CodeBadStatus, status, off)
 	case string(status) == statusAnswerReady:
 	case string(status) == statusArtifactReady:

@@ -13,10 +13,16 @@ import "github.com/llmstream/llmstream/transform"
 //     with none of them → text;
 //   - anything else → text.
 //
+// Blanks are skipped, and so is a UTF-8 byte order mark at the very start
+// (or the start of one cut short: the chosen parser still gets its bytes).
+// A fence line is ``` and an optional language tag, at most 32 bytes before
+// its newline; after it the rules above start over. A reply that ends
+// undecided is text.
+//
 // The bytes read while deciding are held (bounded by Limits.MaxBlockBytes:
-// an object that names no known key within that much is not one of ours, so
-// it is text) and replayed into the chosen parser, so each byte is handled at
-// most twice. AutoParser itself emits nothing.
+// an object that names no known key within that much is not one of ours,
+// so it is text; leading blanks count) and replayed into the chosen parser,
+// so each byte is handled at most twice. AutoParser itself emits nothing.
 type AutoParser struct {
 	opts   transform.ParserOptions
 	name   Name             // the chosen format, "" while undecided

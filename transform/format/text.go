@@ -6,7 +6,7 @@ import "github.com/llmstream/llmstream/transform"
 // format text). The answer opens at the first byte, so a reply with no text
 // (a tool-call-only turn) has no answer section at all.
 type TextParser struct {
-	carry  transform.RuneCarry
+	raw    transform.RawEcho
 	opened bool
 	n      int64 // bytes fed, for violation offsets
 }
@@ -29,30 +29,22 @@ func (t *TextParser) Feed(p []byte, emit transform.Emit) {
 		t.opened = true
 		emit(transform.Event{Kind: transform.KindAnswerStart})
 	}
-	if head, rest := t.carry.Resume(p); head != nil {
-		t.text(head, emit)
-		p = rest
-	} else if t.carry.Pending() {
-		return // p was all continuation bytes of a sequence still incomplete
-	}
-	t.text(t.carry.Hold(p), emit)
+	t.raw.Feed(p, func(ev transform.Event) { echoAnswer(ev, emit) })
 }
 
-func (t *TextParser) text(p []byte, emit transform.Emit) {
-	if len(p) == 0 {
-		return
-	}
-	emit(transform.Event{Kind: transform.KindRaw, Text: p})
-	emit(transform.Event{Kind: transform.KindAnswerDelta, Text: p})
+// echoAnswer emits the raw event ev and its text again as answer text: the
+// raw echo cuts the text on rune boundaries, and the answer is cut alike.
+func echoAnswer(ev transform.Event, emit transform.Emit) {
+	emit(ev)
+	emit(transform.Event{Kind: transform.KindAnswerDelta, Text: ev.Text})
 }
 
 // Close flushes a cut UTF-8 sequence as it is, reporting it, and closes
 // the answer.
 func (t *TextParser) Close(emit transform.Emit) {
-	if t.carry.Pending() {
-		cut := t.carry.Flush()
-		emit(transform.Event{Kind: transform.KindViolation, Code: CodeInvalidUTF8, Offset: t.n - int64(len(cut))})
-		t.text(cut, emit)
+	if held := t.raw.Held(); held > 0 {
+		emit(transform.Event{Kind: transform.KindViolation, Code: CodeInvalidUTF8, Offset: t.n - int64(held)})
+		t.raw.Close(func(ev transform.Event) { echoAnswer(ev, emit) })
 	}
 	if t.opened {
 		emit(transform.Event{Kind: transform.KindAnswerEnd})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
 // reply returns a well-ordered jsonl reply of about size bytes: half
@@ -26,14 +27,6 @@ func reply(size int) []byte {
 	return b.Bytes()
 }
 
-// feedAll feeds in in chunks of n bytes.
-func feedAll(p *Parser, in []byte, n int, emit transform.Emit) {
-	for i := 0; i < len(in); i += n {
-		p.Feed(in[i:min(i+n, len(in))], emit)
-	}
-	p.Close(emit)
-}
-
 // BenchmarkParser parses a 1 MiB and a 4 MiB reply in 1-byte and 256-byte
 // deltas. Time per byte stays flat as the reply grows (no re-parse: compare
 // the 4 MiB and 1 MiB ns/op), and a reused parser allocates nothing.
@@ -42,18 +35,7 @@ func BenchmarkParser(b *testing.B) {
 		in := reply(size)
 		for _, chunk := range []int{1, 256} {
 			b.Run(fmt.Sprintf("%dMiB/delta%d", size>>20, chunk), func(b *testing.B) {
-				p := New(transform.ParserOptions{})
-				var n int
-				emit := func(ev transform.Event) { n += len(ev.Text) }
-				b.SetBytes(int64(len(in)))
-				b.ReportAllocs()
-				for b.Loop() {
-					p.Reset()
-					feedAll(p, in, chunk, emit)
-				}
-				if n == 0 {
-					b.Fatal("no events")
-				}
+				transformtest.Bench(b, New(transform.ParserOptions{}), in, chunk)
 			})
 		}
 	}
@@ -65,13 +47,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	in := reply(64 << 10)
 	for _, chunk := range []int{1, 7, 256} {
 		t.Run(fmt.Sprint("delta", chunk), func(t *testing.T) {
-			p := New(transform.ParserOptions{})
-			emit := func(transform.Event) {}
-			feedAll(p, in, chunk, emit) // warm up: buffers reach their size
-			allocs := testing.AllocsPerRun(5, func() {
-				p.Reset()
-				feedAll(p, in, chunk, emit)
-			})
+			allocs := transformtest.AllocsPerReply(New(transform.ParserOptions{}), in, chunk)
 			if allocs != 0 {
 				t.Errorf("%v allocations per reply of %d deltas, want 0", allocs, len(in)/chunk)
 			}

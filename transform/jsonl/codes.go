@@ -1,5 +1,7 @@
 package jsonl
 
+import "github.com/llmstream/llmstream/transform"
+
 // The violation codes of the jsonl format (KindViolation.Code). The JSON
 // anomalies inside a line (jsonstream's codes, e.g. invalid_escape) are
 // passed on as they are.
@@ -19,7 +21,8 @@ const (
 	// as the next event.
 	CodeMultipleValues = "multiple_values"
 	// CodeUnknownEvent: an object whose "event" is missing or names no
-	// JSONSeq event (JL07); Text is the name. The object is dropped.
+	// JSONSeq event (JL07); Text is the name (empty when longer than
+	// jsonstream.MaxKeywordBytes). The object is dropped.
 	CodeUnknownEvent = "unknown_event"
 	// CodeEventOrder: an event out of the order of specs/001 §2; Text is
 	// the event. It still passes through.
@@ -37,6 +40,11 @@ const (
 	// CodeEventAfterFinalEnd: an event after final_end (specs/001 §2); it
 	// still passes through.
 	CodeEventAfterFinalEnd = "event_after_final_end"
+	// CodeSerpQueriesCleaned: the serp_queries event's list broke a rule
+	// of specs/000 §4, which specs/001 §1.1 applies to it, and was cleaned
+	// (transform.CleanQueries); Text names the rule. The same code as
+	// thinkingml's.
+	CodeSerpQueriesCleaned = transform.CodeSerpQueriesCleaned
 	// CodeMissingThinkingStart, CodeMissingThinkingEnd, CodeMissingFinalEnd:
 	// the reply ended without the event (specs/001 §2 items 2, 7, 10).
 	CodeMissingThinkingStart = "missing_thinking_start"

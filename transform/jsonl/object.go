@@ -79,17 +79,12 @@ func eventNamed(name []byte) event {
 	return evUnknown
 }
 
-// maxName bounds a kept event name; longer names are no event's.
-const maxName = 32
-
 // object is the state of the current line's object.
 type object struct {
 	off   int64 // offset of its '{'
 	ev    event
-	named bool // the "event" value ended
-	name  [maxName]byte
-	nname int
-	long  bool // the name outgrew name
+	named bool               // the "event" value ended
+	name  jsonstream.Keyword // the "event" value
 
 	id     int
 	idSet  bool // an "id" value ended
@@ -150,11 +145,7 @@ func (p *Parser) fieldText(f int, text []byte) {
 	o := &p.obj
 	switch f {
 	case fEvent:
-		if o.nname+len(text) > maxName {
-			o.long = true
-			return
-		}
-		o.nname += copy(o.name[o.nname:], text)
+		o.name.Append(text)
 	case fID:
 		if o.nidBuf+len(text) <= len(o.idBuf) {
 			o.nidBuf += copy(o.idBuf[o.nidBuf:], text)
@@ -189,8 +180,8 @@ func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
 		}
 		o.named = true
 		o.ev = evUnknown
-		if tk.Type == jsonstream.TypeString && !o.long {
-			o.ev = eventNamed(o.name[:o.nname])
+		if tk.Type == jsonstream.TypeString && !o.name.TooLong() {
+			o.ev = eventNamed(o.name.Bytes())
 		}
 		p.tryOpen()
 	case fID:
@@ -198,10 +189,10 @@ func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
 		o.id, o.idOK = 0, false
 		switch tk.Type {
 		case jsonstream.TypeNumber:
-			o.id, o.idOK = positive(tk.Text)
+			o.id, o.idOK = transform.ParsePhaseID(tk.Text)
 		case jsonstream.TypeString:
 			if o.nidBuf <= len(o.idBuf) {
-				o.id, o.idOK = positive(o.idBuf[:o.nidBuf])
+				o.id, o.idOK = transform.ParsePhaseID(o.idBuf[:o.nidBuf])
 			}
 		}
 		o.nidBuf = 0
@@ -213,21 +204,6 @@ func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
 	case fRoot:
 		p.endObject()
 	}
-}
-
-// positive parses a positive decimal integer of at most 9 digits.
-func positive(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 9 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n > 0
 }
 
 // tryOpen opens a streaming event's section as soon as the object says
@@ -272,7 +248,7 @@ func (p *Parser) endObject() {
 	switch {
 	case !o.named || o.ev == evUnknown:
 		// JL07: dropped, with its name.
-		p.violation(CodeUnknownEvent, o.name[:o.nname], o.off)
+		p.violation(CodeUnknownEvent, o.name.Bytes(), o.off)
 	case o.open:
 	case o.ev == evPhaseDelta || o.ev == evFinalDelta:
 		p.seq.open(p, o)

@@ -16,7 +16,7 @@ type Parser struct {
 	emit  transform.Emit
 
 	off    int64 // reply offset of the current chunk's first byte
-	raw    transform.RuneCarry
+	raw    transform.RawEcho
 	failed bool // a fatal error was reported: input is ignored
 
 	line lineState
@@ -52,7 +52,7 @@ func (p *Parser) Feed(b []byte, emit transform.Emit) {
 		return
 	}
 	p.emit = emit
-	p.echo(b)
+	p.raw.Feed(b, p.emit)
 	i := p.resumeLine(b)
 	for i < len(b) && !p.failed {
 		switch p.line.st {
@@ -83,9 +83,7 @@ func (p *Parser) Close(emit transform.Emit) {
 	}
 	p.emit = emit
 	defer func() { p.emit = nil }()
-	if rest := p.raw.Flush(); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
+	p.raw.Close(p.emit)
 	p.closeLine()
 	if p.failed {
 		return
@@ -161,17 +159,6 @@ func (p *Parser) fail(code, msg string) {
 	p.seq.closeAll(p)
 	p.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})
 	p.failed = true
-}
-
-// echo emits b as KindRaw, never cutting a rune.
-func (p *Parser) echo(b []byte) {
-	out, rest := p.raw.Resume(b)
-	if len(out) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: out})
-	}
-	if rest = p.raw.Hold(rest); len(rest) > 0 {
-		p.emit(transform.Event{Kind: transform.KindRaw, Text: rest})
-	}
 }
 
 var _ transform.Parser = (*Parser)(nil)

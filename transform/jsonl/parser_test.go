@@ -1,11 +1,8 @@
 package jsonl
 
 import (
-	"bytes"
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +38,7 @@ var cases = []parseCase{
 	{name: "JL02", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\"}\n{\"event\":\"final_end\"}"},
 		want: `TH{ TH} F{ F"a" F}`},
 	{name: "JL03", chunks: []string{"{\"event\":\"thinking_start\"}\r\n{\"event\":\"thinking_end\"}\r\nprose\r\n{\"event\":\"final_end\"}\r\n"},
-		want: `TH{ TH} V(not_json_line@54) F{ F"prose\n" V(event_order@61) F}`},
+		want: `TH{ TH} V(not_json_line@54) F{ F"prose\n" V(event_order@61:final_end) F}`},
 	{name: "JL03/cr_split", chunks: []string{"x\r", "\ny\r", "z\r"},
 		want: `V(not_json_line@0) F{ F"x\n" V(not_json_line@3) F"y\rz" V(missing_thinking_start@7) V(missing_final_end@7) F}`},
 	{name: "JL04", chunks: []string{"\n  \t\n" + lThinkStart + " \r\n\n" + lThinkEnd + lFinal},
@@ -49,22 +46,22 @@ var cases = []parseCase{
 	// JL06, lenient: line 2 is reported, the rest of it from the byte that
 	// broke it becomes answer text, and line 3 is parsed.
 	{name: "JL06", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\" oops}\n" + lThinkEnd},
-		want: `TH{ V(bad_line@51) F{ F"oops}\n" TH} V(missing_final_end@82) F}`},
+		want: `TH{ V(bad_line@51:bad_json) F{ F"oops}\n" TH} V(missing_final_end@82) F}`},
 	{name: "JL06/line_ends_inside", chunks: []string{"{\"event\":\"final_delta\",\"text\":\"ab\n" + lFinalEnd},
-		want: `F{ F"ab" V(bad_line@33) F} V(missing_thinking_start@56)`},
+		want: `F{ F"ab" V(bad_line@33:unterminated_json) F} V(missing_thinking_start@56)`},
 	{name: "JL06/trailing_text", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\"} tail\n"},
-		want: `TH{ TH} V(bad_line@52) F{ F"tail\n" V(missing_final_end@57) F}`},
+		want: `TH{ TH} V(bad_line@52:trailing_text) F{ F"tail\n" V(missing_final_end@57) F}`},
 	{name: "JL07/missing", chunks: []string{"{\"text\":\"x\"}\n"},
 		want: `V(unknown_event@0) V(missing_thinking_start@13) V(missing_final_end@13)`},
 	{name: "JL07/unknown", chunks: []string{"{\"event\":\"bogus\",\"text\":\"x\"}\n"},
-		want: `V(unknown_event@0) V(missing_thinking_start@29) V(missing_final_end@29)`},
+		want: `V(unknown_event@0:bogus) V(missing_thinking_start@29) V(missing_final_end@29)`},
 	{name: "JL07/not_string", chunks: []string{"{\"event\":7}\n"},
 		want: `V(unknown_event@0) V(missing_thinking_start@12) V(missing_final_end@12)`},
 	{name: "JL08", chunks: []string{"```jsonl\n" + lThinkStart + lThinkEnd + lFinal + "```\n"},
 		want: `TH{ TH} F{ F"." F}`},
 	// JL09, lenient: both objects are parsed.
 	{name: "JL09", chunks: []string{"{\"event\":\"thinking_start\"}{\"event\":\"thinking_end\"}\n" + lFinalEnd},
-		want: `TH{ V(multiple_values@26) TH} V(event_order@51) F{ F}`},
+		want: `TH{ V(multiple_values@26) TH} V(event_order@51:final_end) F{ F}`},
 	// JL10: lines are streamed, not buffered, so no line limit applies; text
 	// held until its line says what it is is bounded by MaxBlockBytes.
 	{name: "JL10/held_text_limit", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}},
@@ -95,15 +92,15 @@ var cases = []parseCase{
 	{name: "phase_delta_no_id", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"text\":\"x\"}\n" + lThinkEnd + lFinal},
 		want: `TH{ P{1 "A"} V(phase_delta_without_start@70) P1"x" P1} TH} F{ F"." F}`},
 	{name: "event_order/final_in_thinking", chunks: []string{lThinkStart + "{\"event\":\"final_delta\",\"text\":\"x\"}\n" + lThinkEnd + lFinal},
-		want: `TH{ V(event_order@27) F{ F"x" TH} F"." F}`},
+		want: `TH{ V(event_order@27:final_delta) F{ F"x" TH} F"." F}`},
 	{name: "event_order/summary_late", chunks: []string{lThinkStart + "{\"event\":\"serp_summary\",\"text\":\"s\"}\n" + lThinkEnd + lFinal},
-		want: `TH{ V(event_order@27) S"s" TH} F{ F"." F}`},
+		want: `TH{ V(event_order@27:serp_summary) S"s" TH} F{ F"." F}`},
 	{name: "event_order/queries_first", chunks: []string{"{\"event\":\"serp_queries\",\"queries\":[]}\n"},
-		want: `V(event_order@0) Q[] V(missing_thinking_start@38) V(missing_final_end@38)`},
+		want: `V(event_order@0:serp_queries) Q[] V(missing_thinking_start@38) V(missing_final_end@38)`},
 	{name: "event_order/thinking_end_alone", chunks: []string{lThinkEnd},
-		want: `V(event_order@0) V(missing_thinking_start@25) V(missing_final_end@25)`},
+		want: `V(event_order@0:thinking_end) V(missing_thinking_start@25) V(missing_final_end@25)`},
 	{name: "event_after_final_end", chunks: []string{lThinkStart + lThinkEnd + lFinalEnd + "{\"event\":\"final_delta\",\"text\":\"late\"}\n"},
-		want: `TH{ TH} V(event_order@52) F{ F} V(event_after_final_end@74) F{ F"late" F}`},
+		want: `TH{ TH} V(event_order@52:final_end) F{ F} V(event_after_final_end@74:final_delta) F{ F"late" F}`},
 	{name: "missing_all", chunks: []string{""},
 		want: `V(missing_thinking_start@0) V(missing_final_end@0)`},
 	{name: "missing_thinking_end", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"id\":1,\"text\":\"x\"}"},
@@ -116,10 +113,21 @@ var cases = []parseCase{
 		want: `TH{ TH} F{ F"café 😀 你" F}`},
 	{name: "summary_and_queries", chunks: []string{"{\"event\":\"serp_summary\",\"text\":\"用户要计划\"}\n" + lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"x\"}\n{\"event\":\"serp_queries\",\"queries\":[\"a\",\"\\u00e9\"]}\n" + lFinalEnd},
 		want: `S"用户要计划" TH{ TH} F{ F"x" Q["a","é"] F}`},
+	// specs/001 §1.1: the queries are cleaned as thinkingml's are, each
+	// rule broken reported at the event's object, in rule order.
+	{name: "serp_queries_cleaned", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"x\"}\n" +
+		"{\"event\":\"serp_queries\",\"queries\":[\" a \",\"a\",\"\",\"mail me@x.org\",\"call 13812345678\",\"host 10.0.0.1\",\"" + strings.Repeat("长", 81) + "\",\"b\",\"c\",\"d\",\"e\"]}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"x" V(serp_queries_cleaned@87:too_many) V(serp_queries_cleaned@87:duplicate) V(serp_queries_cleaned@87:too_long) V(serp_queries_cleaned@87:sensitive) V(serp_queries_cleaned@87:empty) Q["a","` + strings.Repeat("长", 80) + `","b","c","d"] F}`},
+	{name: "serp_queries_cleaned/nested", chunks: []string{lThinkStart + lThinkEnd + lFinal[:len(lFinal)-len(lFinalEnd)] +
+		"{\"event\":\"serp_queries\",\"data\":{\"queries\":[\"q\",\"q\"]}}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"." V(serp_queries_cleaned@87:duplicate) Q["q"] F}`},
+	{name: "serp_queries_cleaned/empty", chunks: []string{lThinkStart + lThinkEnd + lFinal[:len(lFinal)-len(lFinalEnd)] +
+		"{\"event\":\"serp_queries\",\"queries\":[\"  \"]}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"." V(serp_queries_cleaned@87:empty) Q[] F}`},
 	{name: "json_violation_passes", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\\qb\"}\n" + lFinalEnd},
-		want: `TH{ TH} F{ F"a" V(invalid_escape@84) F"\\qb" F}`},
+		want: `TH{ TH} F{ F"a" V(invalid_escape@84:invalid escape in a string) F"\\qb" F}`},
 	{name: "event_twice", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"event\":\"phase_delta\",\"text\":\"b\"}\n" + lFinalEnd},
-		want: `TH{ TH} F{ F"a" V(duplicate_key@86) V(duplicate_key@108) F"b" F}`},
+		want: `TH{ TH} F{ F"a" V(duplicate_key@86:event) V(duplicate_key@108:text) F"b" F}`},
 	{name: "too_deep", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 2}}, chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"x\":[[1]]}\n"},
 		want: `TH{ TH} F{ F"a" F} E(json_too_deep)`},
 }
@@ -128,53 +136,9 @@ func TestParser(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			newP := func() transform.Parser { return New(tc.opts) }
-			evs := transformtest.RunStrings(newP(), tc.chunks...)
-			norm, raw := transformtest.Normalize(evs)
-			if got := transformtest.Format(norm); got != tc.want {
-				t.Errorf("events differ:\n want %s\n  got %s", tc.want, got)
-			}
-			input := strings.Join(tc.chunks, "")
-			checkStream(t, evs, raw, []byte(input))
-			if err := splitInvariant(newP, []byte(input), 1, 50); err != nil {
-				t.Error(err)
-			}
+			transformtest.CheckCase(t, newP, tc.chunks, tc.want)
 		})
 	}
-}
-
-// checkStream checks the promises every stream keeps: well-formed events,
-// and the raw text equal to the input (a prefix of it after a fatal error).
-func checkStream(t *testing.T, evs []transform.Event, raw, input []byte) {
-	t.Helper()
-	if err := transformtest.WellFormed(evs); err != nil {
-		t.Error(err)
-	}
-	failed := len(evs) > 0 && evs[len(evs)-1].Kind == transform.KindError
-	if !bytes.Equal(raw, input) && !(failed && bytes.HasPrefix(input, raw)) {
-		t.Errorf("raw text %q, input %q", raw, input)
-	}
-}
-
-// splitInvariant is transformtest.SplitInvariant, except for a reply that
-// ends in a fatal error: a parser ignores the input after one, and where a
-// limit trips depends on how the text was cut, so only the events are
-// compared, and each split's raw text must be a prefix of the input.
-func splitInvariant(newP func() transform.Parser, input []byte, seed int64, random int) error {
-	evs := transformtest.Run(newP(), input)
-	if n := len(evs); n == 0 || evs[n-1].Kind != transform.KindError {
-		return transformtest.SplitInvariant(newP, input, seed, random)
-	}
-	whole, _ := transformtest.Normalize(evs)
-	for _, chunks := range transformtest.Splits(input, seed, random) {
-		got, raw := transformtest.Normalize(transformtest.Run(newP(), chunks...))
-		if ok, diff := transformtest.Equal(whole, got); !ok {
-			return fmt.Errorf("split into %d chunks: %s", len(chunks), diff)
-		}
-		if !bytes.HasPrefix(input, raw) {
-			return fmt.Errorf("split into %d chunks: raw text %q is not a prefix of the input", len(chunks), raw)
-		}
-	}
-	return nil
 }
 
 // TestStreamsBeforeLineEnd checks that a line's text is emitted as it
@@ -203,41 +167,7 @@ func TestStreamsBeforeLineEnd(t *testing.T) {
 // one token a line, with the .golden file beside it (-update rewrites
 // them). Every fixture must also be split-invariant and well-formed.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	for _, name := range files {
-		t.Run(filepath.Base(name), func(t *testing.T) {
-			input, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs := transformtest.Run(newParser(), input)
-			norm, raw := transformtest.Normalize(evs)
-			checkStream(t, evs, raw, input)
-			var b strings.Builder
-			for _, ev := range norm {
-				b.WriteString(transformtest.Token(ev) + "\n")
-			}
-			golden := strings.TrimSuffix(name, ".jsonl") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("events differ from %s:\n%s", golden, b.String())
-			}
-			if err := transformtest.SplitInvariant(newParser, input, 7, 50); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	transformtest.Golden(t, "testdata/*.jsonl", newParser, *update)
 }
 
 // TestReset checks that a reset parser parses like a new one.
@@ -250,5 +180,39 @@ func TestReset(t *testing.T) {
 	want := transformtest.Format(transformtest.Run(newParser(), in))
 	if got != want {
 		t.Errorf("after Reset: %s\nnew parser: %s", got, want)
+	}
+}
+
+// TestSerpQueriesList checks that a cleaned serp_queries list is never
+// nil, so that encoders write [] rather than null, and that the event owns
+// it: a later serp_queries line does not change it.
+func TestSerpQueriesList(t *testing.T) {
+	tests := []struct {
+		queries string
+		want    []string
+	}{
+		{`[]`, []string{}},
+		{`["",""]`, []string{}},
+		{`["a","b"]`, []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.queries, func(t *testing.T) {
+			p := New(transform.ParserOptions{})
+			var lists [][]string
+			emit := func(ev transform.Event) {
+				if ev.Kind == transform.KindSerpQueries {
+					lists = append(lists, ev.List)
+				}
+			}
+			p.Feed([]byte(lThinkStart+lThinkEnd+lFinal[:len(lFinal)-len(lFinalEnd)]+`{"event":"serp_queries","queries":`+tt.queries+"}\n"), emit)
+			p.Feed([]byte(`{"event":"serp_queries","queries":["x","y","z"]}`+"\n"), emit)
+			p.Close(emit)
+			if len(lists) != 2 {
+				t.Fatalf("%d serp_queries events, want 2", len(lists))
+			}
+			if lists[0] == nil || !slices.Equal(lists[0], tt.want) {
+				t.Errorf("first list %#v, want %q", lists[0], tt.want)
+			}
+		})
 	}
 }

@@ -105,7 +105,10 @@ func (s *sequence) event(p *Parser, o *object) {
 		}
 	case evSerpQueries:
 		s.queries = true
-		p.emit(transform.Event{Kind: transform.KindSerpQueries, List: append([]string(nil), o.queries...)})
+		// specs/001 §1.1 and §6 item 5 ask for the query rules of
+		// specs/000 §4, so the list is cleaned and reported as
+		// thinkingml's is.
+		transform.EmitSerpQueries(o.queries, o.off, p.emit)
 	case evFinalEnd:
 		s.finalEnd = true
 		if !s.answered {

@@ -3,8 +3,6 @@ package jsonstream
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,13 +21,7 @@ func FuzzJSONTokenizer(f *testing.F) {
 	for _, tc := range tokCases {
 		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{byte(tc.doc), 3, 7})
 	}
-	if files, err := filepath.Glob("testdata/*.json"); err == nil {
-		for _, name := range files {
-			if b, err := os.ReadFile(name); err == nil {
-				f.Add(b, []byte{1, 5, 200, 9})
-			}
-		}
-	}
+	transformtest.SeedFiles(f, "testdata/*.json", []byte{1, 5, 200, 9})
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		mode := DocStrict
 		if len(cuts) > 0 {

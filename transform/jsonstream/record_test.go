@@ -122,24 +122,13 @@ func splitInvariant(c Config, ws []Watch, input []byte, seed int64, random int) 
 	for _, chunks := range transformtest.Splits(input, seed, random) {
 		toks, n := run(c, chunks...)
 		if got := format(ws, normalize(toks)); got != whole {
-			return fmt.Errorf("split %s:\n want %s\n  got %s", describe(chunks), whole, got)
+			return fmt.Errorf("split %s:\n want %s\n  got %s", transformtest.Describe(chunks), whole, got)
 		}
 		if n != wholeN {
-			return fmt.Errorf("split %s: consumed %d bytes, one-shot %d", describe(chunks), n, wholeN)
+			return fmt.Errorf("split %s: consumed %d bytes, one-shot %d", transformtest.Describe(chunks), n, wholeN)
 		}
 	}
 	return nil
-}
-
-func describe(chunks [][]byte) string {
-	if len(chunks) > 8 {
-		return fmt.Sprintf("(%d chunks)", len(chunks))
-	}
-	qs := make([]string, len(chunks))
-	for i, c := range chunks {
-		qs[i] = strconv.Quote(string(c))
-	}
-	return strings.Join(qs, "|")
 }
 
 // limits returns the default limits with overrides, for the cases that

@@ -256,6 +256,19 @@ func (p *Parser) phaseTag(id tagID, tag []byte, off int64) {
 
 // endFinal closes the answer at the </final> at off.
 func (p *Parser) endFinal(tag []byte, off int64) {
+	p.finishAnswer(off)
+	p.skip(tag)
+	p.emitKind(transform.KindAnswerEnd)
+	p.cur.finalDone = true
+	p.st = stTop
+}
+
+// finishAnswer ends the answer text where the answer ends, at off (its
+// </final>, or the end of the reply): whitespace held after the
+// serp_queries comment goes with the comment, which specs/000 §4 puts
+// last; other held whitespace is answer text; and an answer without the
+// comment is reported.
+func (p *Parser) finishAnswer(off int64) {
 	if p.cur.afterSerp {
 		p.dropSpace()
 	} else {
@@ -265,8 +278,4 @@ func (p *Parser) endFinal(tag []byte, off int64) {
 	if !p.cur.serpFound {
 		p.violation(CodeMissingSerpQueries, off, nil)
 	}
-	p.skip(tag)
-	p.emitKind(transform.KindAnswerEnd)
-	p.cur.finalDone = true
-	p.st = stTop
 }

@@ -82,15 +82,7 @@ func (p *Parser) closeSections(report bool) {
 				p.violation(CodeUnterminatedComment, p.blockOff, nil)
 				p.releaseComment()
 			}
-			if p.cur.afterSerp {
-				p.dropSpace()
-			} else {
-				p.delta(transform.KindAnswerDelta, p.space)
-				p.space = p.space[:0]
-			}
-			if !p.cur.serpFound {
-				v(CodeMissingSerpQueries)
-			}
+			p.finishAnswer(end)
 		}
 		p.emitKind(transform.KindAnswerEnd)
 		v(CodeUnterminatedFinal)

@@ -1,5 +1,7 @@
 package thinkingml
 
+import "github.com/llmstream/llmstream/transform"
+
 // The violation codes the parser reports (transform.KindViolation). Each is
 // a structural anomaly after which the model's text still reaches the
 // client (CONTRACT.md §4); Offset is where in the reply it was found and
@@ -70,9 +72,10 @@ const (
 	// array of strings (TM29). The comment stays answer text.
 	CodeSerpQueriesJSON = "serp_queries_json"
 	// CodeSerpQueriesCleaned: the query list broke a rule of specs/000 §4
-	// and was cleaned. Text names the rule: "too_many", "duplicate",
-	// "too_long", "sensitive" or "empty".
-	CodeSerpQueriesCleaned = "serp_queries_cleaned"
+	// and was cleaned (transform.CleanQueries). Text names the rule:
+	// "too_many", "duplicate", "too_long", "sensitive" or "empty". jsonl
+	// reports the same code for its serp_queries event.
+	CodeSerpQueriesCleaned = transform.CodeSerpQueriesCleaned
 	// CodeDuplicateSerpQueries: a second serp_queries comment in one answer.
 	// It stays answer text.
 	CodeDuplicateSerpQueries = "duplicate_serp_queries"

@@ -127,13 +127,7 @@ func (p *Parser) endComment() {
 	}
 	p.dropSpace()
 	p.skip(blk)
-	list, broken := cleanQueries(list)
-	for r := range numCleanRules {
-		if broken&(1<<r) != 0 {
-			p.violation(CodeSerpQueriesCleaned, p.blockOff, []byte(cleanRuleNames[r]))
-		}
-	}
-	p.emit(transform.Event{Kind: transform.KindSerpQueries, List: list})
+	transform.EmitSerpQueries(list, p.blockOff, p.emit)
 	p.cur.serpFound, p.cur.afterSerp = true, true
 	p.block = p.block[:0]
 	p.st = stFinal

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
 // conservation feeds chunks to a parser with the skipped hook set and
@@ -58,7 +59,7 @@ func conservation(opts transform.ParserOptions, chunks [][]byte) error {
 		return nil
 	}
 	want := input
-	if n := len(evs); n > 0 && evs[n-1].Kind == transform.KindError && len(rebuilt) <= len(input) {
+	if transformtest.Failed(evs) && len(rebuilt) <= len(input) {
 		want = input[:len(rebuilt)]
 	}
 	if !bytes.Equal(rebuilt, want) {

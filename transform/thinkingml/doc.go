@@ -117,7 +117,7 @@
 // MaxBlockBytes, until "-->". If its trimmed body is <serp_queries> … </serp_queries>
 // around a JSON array of strings, it and the whitespace before it are
 // removed from the answer and become one SerpQueries, cleaned (see
-// cleanQueries: trimmed, empty ones and those holding an e-mail address,
+// transform.CleanQueries: trimmed, empty ones and those holding an e-mail address,
 // phone number or IP address dropped, cut to 80 runes, duplicates dropped,
 // at most 5; every rule broken is reported as serp_queries_cleaned). An
 // empty array gives an empty, non-nil List. A body that is not such an

@@ -37,17 +37,6 @@ func fixtures(t testing.TB) map[string][]byte {
 	return out
 }
 
-// golden renders normalized events one token per line.
-func golden(evs []transform.Event) []byte {
-	norm, _ := transformtest.Normalize(evs)
-	var b bytes.Buffer
-	for _, ev := range norm {
-		b.WriteString(transformtest.Token(ev))
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
-
 // TestFixtures checks every fixture against its golden events, the raw
 // channel, the text-conservation property and split invariance
 // (PARSING.md §5.11).
@@ -58,19 +47,8 @@ func TestFixtures(t *testing.T) {
 			if err := transformtest.WellFormed(evs); err != nil {
 				t.Fatal(err)
 			}
-			got := golden(evs)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("events differ from %s:\n%s", path, lineDiff(want, got))
+			if err := transformtest.CheckGolden(filepath.Join("testdata", name+".golden"), evs, *update); err != nil {
+				t.Error(err)
 			}
 			if err := checkRaw(input, evs); err != nil {
 				t.Error(err)
@@ -130,28 +108,22 @@ func TestFixturesCoverCodes(t *testing.T) {
 	}
 }
 
-// declaredCodes reads the Code constants of codes.go.
+// declaredCodes reads the Code constants of codes.go. A code shared with
+// other formats is declared there as transform.CodeX, whose value is read
+// from the root package's source.
 func declaredCodes(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "codes.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := stringConsts(t, "../serpqueries.go")
 	var codes []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Values) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Code") {
-			return true
+	for name, value := range stringConsts(t, "codes.go") {
+		if !strings.HasPrefix(name, "Code") {
+			continue
 		}
-		if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			codes = append(codes, s)
+		if v, ok := shared[strings.TrimPrefix(value, "transform.")]; ok {
+			value = v
 		}
-		return true
-	})
+		codes = append(codes, value)
+	}
 	if len(codes) < 30 {
 		t.Fatalf("read only %d codes from codes.go", len(codes))
 	}
@@ -159,20 +131,36 @@ func declaredCodes(t *testing.T) []string {
 	return codes
 }
 
-// lineDiff shows the first differing line of two golden texts.
-func lineDiff(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n want " + wl + "\n  got " + gl
-		}
+// stringConsts returns the constants of the Go file at path whose value is
+// a string literal, or a selector transform.X, returned as "transform.X".
+func stringConsts(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return "(same lines)"
+	consts := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Values) != 1 {
+			return true
+		}
+		switch v := vs.Values[0].(type) {
+		case *ast.BasicLit:
+			if v.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(v.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			consts[vs.Names[0].Name] = s
+		case *ast.SelectorExpr:
+			if x, ok := v.X.(*ast.Ident); ok && x.Name == "transform" {
+				consts[vs.Names[0].Name] = "transform." + v.Sel.Name
+			}
+		}
+		return true
+	})
+	return consts
 }

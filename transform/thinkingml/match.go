@@ -65,23 +65,9 @@ func (p *Parser) match(c byte) matchResult {
 		p.pend = append(p.pend, c)
 		return rDone
 	case mMarker:
-		if c != marker[len(p.pend)] {
-			return rFail
-		}
-		p.pend = append(p.pend, c)
-		if len(p.pend) == len(marker) {
-			return rDone
-		}
-		return rMore
+		return p.matchFixed(c, marker)
 	case mComment:
-		if c != commentOpen[len(p.pend)] {
-			return rFail
-		}
-		p.pend = append(p.pend, c)
-		if len(p.pend) == len(commentOpen) {
-			return rDone
-		}
-		return rMore
+		return p.matchFixed(c, commentOpen)
 	case mAttrs:
 		if len(p.pend) >= p.maxTag {
 			return rTooLong
@@ -137,5 +123,19 @@ func (p *Parser) matchName(c byte, r *rules) matchResult {
 		return rFail
 	}
 	p.pend = append(p.pend, c)
+	return rMore
+}
+
+// matchFixed matches c against the next byte of lit, a candidate with no
+// variable part (the <<ParsingError>> marker, "<!--"), whose first bytes
+// are held in p.pend.
+func (p *Parser) matchFixed(c byte, lit string) matchResult {
+	if c != lit[len(p.pend)] {
+		return rFail
+	}
+	p.pend = append(p.pend, c)
+	if len(p.pend) == len(lit) {
+		return rDone
+	}
 	return rMore
 }

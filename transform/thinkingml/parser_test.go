@@ -27,7 +27,7 @@ func TestPolicies(t *testing.T) {
 		{"title_fits", tight, `<thinking><phase id="1"><title>` + strings.Repeat("t", 16) + "</title></phase></thinking>",
 			`TH{ P{1 "tttttttttttttttt"} P1} TH} V(missing_final@74)`},
 		{"tag_fits", tight, `<thinking><phase id="1"    ></phase></thinking>`,
-			`TH{ V(attr_syntax@10) V(missing_title@28) P{1 "Thought"} P1} TH} V(missing_final@47)`},
+			`TH{ V(attr_syntax@10:<phase id="1"    >) V(missing_title@28) P{1 "Thought"} P1} TH} V(missing_final@47)`},
 		{"tag_too_long", tight, `<thinking><phase id="1"        ></phase></thinking>`,
 			`TH{ V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"       " P1} TH} E(tag_too_long)`},
 		{"prompt_marker", prompt, " <<ParsingError>>\n", `E(model_parsing_error)`},

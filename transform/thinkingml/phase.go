@@ -1,7 +1,6 @@
 package thinkingml
 
-// maxIDDigits bounds a phase id, so that it fits an int everywhere.
-const maxIDDigits = 9
+import "github.com/llmstream/llmstream/transform"
 
 // actPhase handles a complete <phase …> tag at off, in <thinking> with no
 // phase open (phaseTag and headTag close an open one first). The phase
@@ -22,7 +21,7 @@ func (p *Parser) actPhase(tag []byte, off int64) {
 	if !plain && a.hasID && a.idStart >= 0 {
 		val = tag[a.idStart:a.idEnd]
 	}
-	id, ok := parseID(val)
+	id, ok := transform.ParsePhaseID(val)
 	switch {
 	case !ok:
 		p.violation(CodeBadPhaseID, off, val)
@@ -36,20 +35,4 @@ func (p *Parser) actPhase(tag []byte, off int64) {
 	d.lastID = id
 	p.cur.phase, p.cur.implicit = id, false
 	p.st = stPhaseHead
-}
-
-// parseID parses a phase id: a positive decimal integer of at most
-// maxIDDigits digits.
-func parseID(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > maxIDDigits {
-		return 0, false
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n > 0
 }

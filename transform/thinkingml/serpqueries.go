@@ -1,7 +1,6 @@
 package thinkingml
 
 import (
-	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -159,68 +158,4 @@ func (d *jsonArray) lowSurrogate(hi rune) rune {
 		d.i = save
 	}
 	return utf8.RuneError
-}
-
-// The rules of specs/000 §4 that cleanQueries enforces, by bit.
-const (
-	ruleTooMany = iota
-	ruleDuplicate
-	ruleTooLong
-	ruleSensitive
-	ruleEmpty
-	numCleanRules
-)
-
-var cleanRuleNames = [numCleanRules]string{"too_many", "duplicate", "too_long", "sensitive", "empty"}
-
-// maxQueries and maxQueryRunes are the limits of specs/000 §4.
-const (
-	maxQueries    = 5
-	maxQueryRunes = 80
-)
-
-// cleanQueries applies specs/000 §4 to list, in this order: each query is
-// trimmed and dropped if empty, dropped if it holds an e-mail address, a
-// phone number or an IP address, cut to maxQueryRunes runes, dropped if it
-// repeats an earlier one, and the first maxQueries that remain are kept.
-// broken has bit r set for every rule r the list broke. The result is
-// never nil, so that encoders write [] rather than null.
-func cleanQueries(list []string) (out []string, broken uint8) {
-	out = make([]string, 0, min(len(list), maxQueries))
-	for _, q := range list {
-		q = strings.TrimSpace(q)
-		switch {
-		case q == "":
-			broken |= 1 << ruleEmpty
-			continue
-		case sensitive(q):
-			broken |= 1 << ruleSensitive
-			continue
-		}
-		if n := utf8.RuneCountInString(q); n > maxQueryRunes {
-			broken |= 1 << ruleTooLong
-			q = strings.TrimSpace(truncateRunes(q, maxQueryRunes))
-		}
-		if slices.Contains(out, q) {
-			broken |= 1 << ruleDuplicate
-			continue
-		}
-		if len(out) == maxQueries {
-			broken |= 1 << ruleTooMany
-			break
-		}
-		out = append(out, q)
-	}
-	return out, broken
-}
-
-// truncateRunes returns the first n runes of s.
-func truncateRunes(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
 }

@@ -85,7 +85,7 @@ func TestToolCalls(t *testing.T) {
 		{name: "name repeated in every fragment", deltas: []ToolCallDelta{td(0, "c", "f", `{`), td(0, "c", "f", `}`), td(0, "", "f", ``)},
 			want: `TC{0 c f} TA0"{" TA0"}" TC}0 {}`},
 		{name: "another name with the call's id: first name kept", deltas: []ToolCallDelta{td(0, "c", "f", `{`), td(0, "c", "g", `}`)},
-			want: `TC{0 c f} TA0"{" V(tool_name_changed@0) TA0"}" TC}0 {}`},
+			want: `TC{0 c f} TA0"{" V(tool_name_changed@0:g) TA0"}" TC}0 {}`},
 		{name: "another name without an id: a new call", deltas: []ToolCallDelta{td(0, "", "f", `{}`), td(0, "", "g", `[]`)},
 			want: `TC{0  f} TA0"{}" TC{1  g} TA1"[]" TC}0 {} TC}1 []`},
 		{name: "an id that comes after the start", deltas: []ToolCallDelta{td(0, "", "f", ``), td(0, "c1", "", `{}`)},

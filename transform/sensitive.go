@@ -1,4 +1,4 @@
-package thinkingml
+package transform
 
 import "net/netip"
 

@@ -1,0 +1,212 @@
+package transform
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCleanQueries(t *testing.T) {
+	long := strings.Repeat("一二三四五六七八九十", 9)
+	cut := strings.Repeat("一二三四五六七八九十", 8)
+	tests := []struct {
+		name   string
+		in     []string
+		want   []string
+		broken []QueryRule
+	}{
+		{"clean", []string{"a", "b"}, []string{"a", "b"}, nil},
+		{"none", nil, []string{}, nil},
+		{"trimmed", []string{" a\t", "\nb "}, []string{"a", "b"}, nil},
+		{"too_many", []string{"1", "2", "3", "4", "5", "6"}, []string{"1", "2", "3", "4", "5"}, []QueryRule{QueryTooMany}},
+		{"duplicate", []string{"a", "a", " a "}, []string{"a"}, []QueryRule{QueryDuplicate}},
+		{"too_long", []string{long}, []string{cut}, []QueryRule{QueryTooLong}},
+		{"too_long_retrimmed", []string{strings.Repeat("x", 79) + "  y"}, []string{strings.Repeat("x", 79)}, []QueryRule{QueryTooLong}},
+		{"exactly_80_runes", []string{cut}, []string{cut}, nil},
+		{"duplicate_after_cut", []string{long, long + "x"}, []string{cut}, []QueryRule{QueryTooLong, QueryDuplicate}},
+		{"sensitive", []string{"mail me@x.org", "ok", "call 13812345678", "host 10.0.0.1"}, []string{"ok"}, []QueryRule{QuerySensitive}},
+		{"empty", []string{"", "  ", "a"}, []string{"a"}, []QueryRule{QueryEmpty}},
+		{"sensitive_not_counted", []string{"a@b.co", "1", "2", "3", "4", "5"}, []string{"1", "2", "3", "4", "5"}, []QueryRule{QuerySensitive}},
+		// Sensitivity is checked before the cut, which can leave what reads
+		// as a phone number: 16 digits are none, 15 are.
+		{"cut_after_sensitive_check", []string{strings.Repeat("0", 64) + "A" + strings.Repeat("0", 16)},
+			[]string{strings.Repeat("0", 64) + "A" + strings.Repeat("0", 15)}, []QueryRule{QueryTooLong}},
+		{"all_rules", []string{"", "a", "a", "me@x.org", long, "b", "c", "d", "e"}, []string{"a", cut, "b", "c", "d"},
+			[]QueryRule{QueryTooMany, QueryDuplicate, QueryTooLong, QuerySensitive, QueryEmpty}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.in)
+			got, broken := CleanQueries(in)
+			if got == nil || !slices.Equal(got, tt.want) {
+				t.Errorf("CleanQueries(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if !slices.Equal(in, tt.in) {
+				t.Errorf("CleanQueries modified its argument: %q", in)
+			}
+			var want QueryRules
+			for _, r := range tt.broken {
+				want |= 1 << r
+			}
+			if broken != want {
+				t.Errorf("broken = %05b, want %05b", broken, want)
+			}
+			for r := range numQueryRules {
+				if broken.Has(r) != slices.Contains(tt.broken, r) {
+					t.Errorf("Has(%s) = %v", r, broken.Has(r))
+				}
+			}
+		})
+	}
+}
+
+func TestEmitSerpQueries(t *testing.T) {
+	var got []string
+	emit := func(ev Event) {
+		switch ev.Kind {
+		case KindViolation:
+			got = append(got, ev.Code+"@"+strconv.FormatInt(ev.Offset, 10)+":"+string(ev.Text))
+		case KindSerpQueries:
+			got = append(got, "Q"+strings.Join(ev.List, ","))
+			if ev.List == nil {
+				t.Error("nil List")
+			}
+		default:
+			t.Errorf("unexpected %s", ev.Kind)
+		}
+	}
+	EmitSerpQueries([]string{"b", " b", "", "a"}, 7, emit)
+	EmitSerpQueries(nil, 9, emit)
+	want := "serp_queries_cleaned@7:duplicate|serp_queries_cleaned@7:empty|Qb,a|Q"
+	if s := strings.Join(got, "|"); s != want {
+		t.Errorf("events %s, want %s", s, want)
+	}
+}
+
+// TestQueryRules checks the rule names the violations carry and the order
+// QueryRules.All reports them in.
+func TestQueryRules(t *testing.T) {
+	var names []string
+	for r := range QueryRules(1<<numQueryRules - 1).All() {
+		names = append(names, r.String())
+	}
+	if got := strings.Join(names, ","); got != "too_many,duplicate,too_long,sensitive,empty" {
+		t.Errorf("All() = %s", got)
+	}
+	var first []QueryRule
+	for r := range (QueryRules(1<<QueryDuplicate | 1<<QueryEmpty)).All() {
+		first = append(first, r)
+		break
+	}
+	if !slices.Equal(first, []QueryRule{QueryDuplicate}) {
+		t.Errorf("All() after break: %v", first)
+	}
+	if s := QueryRule(9).String(); s != "query_rule(9)" {
+		t.Errorf("QueryRule(9).String() = %q", s)
+	}
+}
+
+func TestSensitive(t *testing.T) {
+	tests := []struct {
+		q    string
+		want bool
+	}{
+		{"联系 zhang.san@example.com 获取", true},
+		{"me@x.org.", true},
+		{"@mention only", false},
+		{"a@b", false},
+		{"user@host.c0m", false},
+		{"13812345678", true},
+		{"电话 138-1234-5678", true},
+		{"+86 138 1234 5678", true},
+		{"(555) 123-4567", true},
+		{"010-12345678", true},
+		{"+44 20 7946", true},
+		{"2023 2024 2025 对比", false},
+		{"2024-01-15", false},
+		{"iPhone 15 Pro 256GB", false},
+		{"三分化训练计划 3 天", false},
+		{"192.168.1.1", true},
+		{"服务器192.168.1.1怎么连", true},
+		{"IP 8.8.8.8.", true},
+		{"2001:db8::1", true},
+		{"::1", true},
+		{"版本 1.2.3", false},
+		{"3.14159", false},
+		{"10:30:00 开会", false},
+		{"300.1.1.1", false},
+		{"deadbeef", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			if got := sensitive(tt.q); got != tt.want {
+				t.Errorf("sensitive(%q) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzCleanQueries checks the promises of CleanQueries on any list: at
+// most 5 queries, none empty, untrimmed, longer than 80 runes, repeated or
+// sensitive; a rule reported for every change; and a clean list cleaned
+// again unchanged, with no rule broken.
+//
+// The sensitivity check runs before the cut to 80 runes (as thinkingml has
+// always done), and a cut can make a query look sensitive that was not
+// (a 16-digit number cut to 15 digits reads as a phone number): such a
+// cut query is allowed, and the list is then not checked for idempotence.
+func FuzzCleanQueries(f *testing.F) {
+	f.Add("a\x00a\x00 b \x00me@x.org\x00\x0013812345678\x00c\x00d\x00e\x00f")
+	f.Add(strings.Repeat("长", 81) + "\x00" + strings.Repeat("x", 79) + "  y")
+	f.Fuzz(func(t *testing.T, joined string) {
+		list := strings.Split(joined, "\x00")
+		out, broken := CleanQueries(list)
+		if out == nil || len(out) > maxQueries {
+			t.Fatalf("%d queries (nil %v)", len(out), out == nil)
+		}
+		for i, q := range out {
+			switch {
+			case q == "" || q != strings.TrimSpace(q):
+				t.Fatalf("query %q empty or untrimmed", q)
+			case utf8.RuneCountInString(q) > maxQueryRunes:
+				t.Fatalf("query %q longer than %d runes", q, maxQueryRunes)
+			case slices.Contains(out[:i], q):
+				t.Fatalf("query %q repeated", q)
+			case sensitive(q) && !cutFromClean(q, list):
+				t.Fatalf("query %q sensitive", q)
+			}
+		}
+		if broken == 0 && !slices.Equal(out, trimAll(list)) {
+			t.Fatalf("list %q cleaned to %q with no rule reported", list, out)
+		}
+		if slices.ContainsFunc(out, sensitive) {
+			return
+		}
+		again, rules := CleanQueries(out)
+		if !slices.Equal(again, out) || rules != 0 {
+			t.Fatalf("cleaning %q again gave %q, rules %05b", out, again, rules)
+		}
+	})
+}
+
+func trimAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, q := range list {
+		out[i] = strings.TrimSpace(q)
+	}
+	return out
+}
+
+// cutFromClean reports whether q is the cut of a query of list that was
+// longer than 80 runes and not sensitive.
+func cutFromClean(q string, list []string) bool {
+	for _, l := range list {
+		l = strings.TrimSpace(l)
+		if utf8.RuneCountInString(l) > maxQueryRunes && strings.HasPrefix(l, q) && !sensitive(l) {
+			return true
+		}
+	}
+	return false
+}
