@@ -1,0 +1,131 @@
+// The example page, examples/aisdk-page: its chat logic (the `ai`
+// package's AbstractChat + DefaultChatTransport) runs headless against the
+// aisdk routes and its renderer turns the result into HTML; the bundle
+// e2e/run.sh built is served beside the routes; and, where a Chromium is
+// installed, a real browser loads the page, chats and renders.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { createChat } from '../../examples/aisdk-page/src/chat.js';
+import { escape, renderMessage, renderStatus } from '../../examples/aisdk-page/src/render.js';
+import { BASE, MOCKS, url } from './expected.mjs';
+
+const page = fileURLToPath(new URL('../../examples/aisdk-page/', import.meta.url));
+
+/** chatOnce sends one message and returns the chat and every state seen. */
+async function chatOnce(api, text = 'hi') {
+  const renders = [];
+  const errors = [];
+  const chat = createChat({
+    api,
+    onChange: (s) => renders.push({ status: s.status, html: s.messages.map(renderMessage).join('') }),
+    onError: (e) => errors.push(e),
+  });
+  await chat.sendMessage({ text });
+  return { chat, renders, errors };
+}
+
+describe('examples/aisdk-page: the chat logic, headless', () => {
+  test('thinkingml: reasoning, phases, summary, answer, queries, violations rendered', async () => {
+    const want = MOCKS.thinkingml;
+    const { chat, renders, errors } = await chatOnce(url('aisdk', 'auto', 'thinkingml', 13), '三分化训练怎么安排？');
+    assert.deepEqual(errors, []);
+    assert.equal(chat.status, 'ready');
+    // The user message shows at once (still ready), then submitted, the
+    // reply streams, and the chat is ready again.
+    const statuses = renders.map((r) => r.status).filter((s, i, all) => s !== all[i - 1]);
+    assert.deepEqual(statuses, ['ready', 'submitted', 'streaming', 'ready']);
+    assert.ok(renders.length > 10, 'the page re-renders while the reply streams');
+    const html = renderMessage(chat.messages[1]);
+    assert.ok(html.includes(`<div class="part text">${escape(want.answer)}</div>`), 'the answer');
+    for (const r of want.reasoning) assert.ok(html.includes(`<div>${escape(r)}</div>`), `reasoning ${r.slice(0, 20)}`);
+    for (const p of want.phases) assert.ok(html.includes(`Phase ${p.id}: ${escape(p.title)}</h4>`));
+    assert.ok(html.includes(`<div class="part summary">${escape(want.summary)}</div>`));
+    for (const q of want.queries) assert.ok(html.includes(`<li>${escape(q)}</li>`));
+    assert.ok(html.includes('<code>literal_final_tag</code>'));
+    // Escaped, not interpreted: the literal <final> in the reasoning.
+    assert.ok(html.includes('mention that &lt;final&gt; tags'));
+    // In the order the model wrote them.
+    const at = (s) => html.indexOf(s);
+    assert.ok(at('Phase 1:') < at('Phase 2:') && at('Phase 2:') < at('class="part text"') && at('class="part text"') < at('class="part queries"'));
+    assert.equal(renderStatus(chat.status, chat.error), '<span class="status" data-status="ready">ready</span>');
+  });
+
+  test('tool calls and clarify/artifacts data parts rendered', async () => {
+    const tools = await chatOnce(url('aisdk', 'text', 'native_tools', 1));
+    const html = renderMessage(tools.chat.messages[1]);
+    for (const c of MOCKS.native_tools.toolCalls) {
+      assert.ok(html.includes(`tool call: <code>${c.name}</code> (input-available)`));
+      assert.ok(html.includes(`<pre class="input">${escape(JSON.stringify(c.input, null, 2))}</pre>`));
+    }
+    const clarify = await chatOnce(url('aisdk', 'final_result', 'final_result_clarify', 13));
+    const c = MOCKS.final_result_clarify.clarify;
+    const chtml = renderMessage(clarify.chat.messages[1]);
+    assert.ok(chtml.includes(`<div class="question">${escape(c.question)}</div>`));
+    assert.ok(chtml.includes(c.options.map((o) => `<button type="button">${escape(o)}</button>`).join('')));
+    const artifacts = await chatOnce(url('aisdk', 'final_result', 'final_result_artifacts', 13));
+    assert.ok(renderMessage(artifacts.chat.messages[1]).includes(escape(JSON.stringify(MOCKS.final_result_artifacts.artifacts, null, 2))));
+  });
+
+  test('a truncated upstream shows the error in the status line', async () => {
+    const { chat, errors } = await chatOnce(url('aisdk', 'text', 'text_cut', 13));
+    assert.equal(chat.status, 'error');
+    assert.equal(errors.length, 1);
+    assert.equal(
+      renderStatus(chat.status, chat.error),
+      '<span class="status" data-status="error">error</span> <span class="error">upstream: the connection broke off mid-reply</span>',
+    );
+  });
+});
+
+describe('examples/aisdk-page: the built page, served', () => {
+  test('index.html and the bundle are served at /page/', async () => {
+    assert.ok(existsSync(page + 'dist/app.js'), 'run `npm run build` in examples/aisdk-page (e2e/run.sh does)');
+    const res = await fetch(`${BASE}/page/`);
+    assert.equal(res.status, 200);
+    const html = await res.text();
+    assert.match(html, /<script type="module" src="dist\/app.js"><\/script>/);
+    const js = await fetch(`${BASE}/page/dist/app.js`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type'), /javascript/);
+    const body = await js.text();
+    assert.equal(body, readFileSync(page + 'dist/app.js', 'utf8'));
+    // The bundle holds the SDK's transport and stream processing.
+    assert.match(body, /x-vercel-ai-ui-message-stream|DefaultChatTransport|text-delta/);
+  });
+});
+
+const chromium = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((b) => b && existsSync(b));
+
+// How a browser serialises a text node: only &, < and > are escaped.
+const domText = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false : 'no chromium installed (optional: apt-get install chromium)' }, () => {
+  test('the page chats with the aisdk route and renders every part', async () => {
+    const want = MOCKS.ask_user;
+    const api = encodeURIComponent('/aisdk/auto/ask_user/13');
+    const { stdout } = await promisify(execFile)(
+      chromium,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--no-first-run',
+        '--virtual-time-budget=15000',
+        '--dump-dom',
+        `${BASE}/page/?api=${api}&q=${encodeURIComponent('三分化训练怎么安排？')}`,
+      ],
+      { timeout: 60_000, maxBuffer: 16 << 20 },
+    );
+    assert.match(stdout, /data-status="ready"/, 'the chat ended ready');
+    assert.ok(stdout.includes(`<div class="part text">${domText(want.answer)}</div>`), 'the answer, rendered');
+    assert.ok(stdout.includes('tool call: <code>ask_user</code> (input-available)'));
+    for (const p of want.phases) assert.ok(stdout.includes(`Phase ${p.id}: ${domText(p.title)}</h4>`));
+    for (const q of want.queries) assert.ok(stdout.includes(`<li>${domText(q)}</li>`));
+  });
+});
