@@ -137,6 +137,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return err
 		}
 	}
+	// Check the whole route now, not only when the config is provisioned,
+	// so that `caddy adapt` already names a bad setting, a missing file or
+	// an undefined tool (CONTRACT §3). Provision loads it again.
+	if _, err := r.Load(""); err != nil {
+		return d.Errf("llm_stream: %v", err)
+	}
 	return nil
 }
 
@@ -170,12 +176,13 @@ func sizeArg(d *caddyfile.Dispenser, dst *int64) error {
 
 // sizeIntArg is sizeArg for an int.
 func sizeIntArg(d *caddyfile.Dispenser, dst *int) error {
+	name := d.Val()
 	var n int64
 	if err := sizeArg(d, &n); err != nil {
 		return err
 	}
 	if n > 1<<31-1 {
-		return d.Errf("%s: size too large", d.Val())
+		return d.Errf("%s: size too large", name)
 	}
 	*dst = int(n)
 	return nil

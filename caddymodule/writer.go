@@ -99,7 +99,12 @@ func (sw *streamWriter) writeHeader(status int) {
 	case status >= 200 && status <= 299 && identityEncoded(h):
 		sw.mode = modeStreaming
 		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), h.Get("X-Request-Id"))
-		sw.commit(http.StatusOK)
+		if sw.stream {
+			// One JSON body (an openai client that asked for no stream)
+			// commits at the end, when its status is known: a reply that
+			// breaks off must still be able to answer 502.
+			sw.commit(http.StatusOK)
+		}
 		sw.send()
 	case status >= 200 && status <= 299:
 		// Compressed despite our Accept-Encoding: identity; there is no
@@ -365,6 +370,10 @@ func (sw *streamWriter) finish(proxyErr error) {
 	}
 }
 
+// msgBrokeOff is the error message for an upstream body that failed
+// mid-reply.
+const msgBrokeOff = "upstream: the connection broke off mid-reply"
+
 // abort ends the stream after the proxy gave up mid-body (it panics with
 // http.ErrAbortHandler when the upstream read fails; see reverseproxy.go and
 // caddy#5951). Since we own the client's protocol, we end it with its error
@@ -378,9 +387,9 @@ func (sw *streamWriter) abort() bool {
 	}
 	if !sw.p.Ended() {
 		if !sw.committed && !sw.stream {
-			sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, "the upstream broke off the reply")
+			sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, msgBrokeOff)
 		} else {
-			sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, "upstream: the connection broke off mid-reply")
+			sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, msgBrokeOff)
 			sw.send()
 		}
 	}
