@@ -101,6 +101,9 @@ type Summary struct {
 	FirstEvent time.Time
 }
 
+// maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
+const maxKeptBody = 1 << 20
+
 // MaxViolations bounds the violations a stream forwards to its encoder and
 // keeps for its summary: a model can write any number of stray tags, and a
 // terminal event must stay small. The count beyond it is still reported.
@@ -146,6 +149,11 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 		meta.Now = time.Now
 	}
 	p.enc, p.meta = enc, meta
+	// A pooled pipeline keeps its buffers, but not a large JSON body: one
+	// big non-streamed reply must not pin megabytes for the pool's life.
+	if cap(p.body) > maxKeptBody {
+		p.body = nil
+	}
 	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
 	p.begun, p.started, p.routed, p.ended = false, false, false, false
 	p.native, p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false, false

@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/format"
+)
+
+// upstreamBody builds an upstream SSE body whose content deltas are the
+// given reply cut into pieces of size bytes (on rune boundaries), as a
+// provider streams it, with role, finish, usage and [DONE] chunks.
+func upstreamBody(reply string, size int) []byte {
+	var b strings.Builder
+	head := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"bench","choices":[{"index":0,"delta":`
+	b.WriteString(head + `{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
+	for len(reply) > 0 {
+		n := min(size, len(reply))
+		for n < len(reply) && reply[n]&0xC0 == 0x80 {
+			n++
+		}
+		b.WriteString(head + `{"content":`)
+		b.Write(transform.AppendJSONStringS(nil, reply[:n]))
+		b.WriteString(`},"finish_reason":null}]}` + "\n\n")
+		reply = reply[n:]
+	}
+	b.WriteString(head + `{},"finish_reason":"stop"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"bench","choices":[],"usage":{"total_tokens":9}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return []byte(b.String())
+}
+
+// benchReply is a ThinkingML reply of about n bytes: the example fixture's
+// structure with its phase and final text repeated.
+func benchReply(b *testing.B, n int) string {
+	b.Helper()
+	fixture, err := os.ReadFile("../../examples/fixtures/thinkingml.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(fixture)
+	i := strings.Index(s, "<final>") + len("<final>")
+	j := strings.Index(s, "<!--")
+	answer := s[i:j]
+	var body strings.Builder
+	for body.Len() < n {
+		body.WriteString(answer)
+	}
+	return s[:i] + body.String() + s[j:]
+}
+
+// BenchmarkPipeline streams a ThinkingML reply through the whole pipeline
+// (SSE framer, chunk decoder, parser, encoder) for each protocol, in
+// 16-byte content deltas as providers send them and in the 32 KiB writes
+// reverse_proxy makes. It reports upstream bytes per second, the cost per
+// upstream delta, and allocations per stream: the steady state allocates
+// nothing per delta, so allocs/op is the per-stream setup.
+func BenchmarkPipeline(b *testing.B) {
+	for _, size := range []int{1 << 20, 4 << 20} {
+		reply := benchReply(b, size)
+		body := upstreamBody(reply, 16)
+		deltas := strings.Count(string(body), "\n\n")
+		for _, proto := range []string{"gymbro", "jsonseq", "skillpet", "aisdk", "openai"} {
+			b.Run(fmt.Sprintf("%s/%dMiB", proto, size>>20), func(b *testing.B) {
+				p, err := New(Config{Format: format.ThinkingML})
+				if err != nil {
+					b.Fatal(err)
+				}
+				meta := transform.Meta{MessageID: "msg_bench", RequestID: "req_bench", Stream: true, Created: time.Unix(1, 0)}
+				out := make([]byte, 0, 256<<10)
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					p.Reset(Protocols[proto].NewEncoder(meta), meta)
+					out = p.Start(out[:0], "text/event-stream", "")
+					for rest := body; len(rest) > 0; {
+						n := min(32<<10, len(rest))
+						out = p.Feed(out[:0], rest[:n])
+						rest = rest[n:]
+					}
+					out = p.Close(out[:0])
+					if !p.Ended() || p.Failed() {
+						b.Fatalf("stream did not complete: %+v", p.Summary())
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
+			})
+		}
+	}
+}
