@@ -156,6 +156,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		stream:                meta.Stream,
 		requestID:             rid,
 		cancel:                cancel,
+		client:                r.Context(),
 		lastWrite:             start,
 	}
 	if h.proto.EarlyStart {

@@ -14,13 +14,11 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2/caddytest"
 )
 
 // The integration tests run Caddy in process (caddytest: one global
-// instance, admin on localhost:2999, HTTP on 9080), so they never run in
-// parallel and are skipped under -short.
+// instance, admin on localhost:2999; each config serves on a fresh port, see
+// startSite), so they never run in parallel and are skipped under -short.
 
 // gatedUpstream is a fake OpenAI upstream that writes one SSE chunk, then
 // waits for the test to release the next. A client that sees an event
@@ -224,41 +222,23 @@ func runProtocolCase(t *testing.T, proto string, tc protocolCase) {
 		chunks[i] = s.chunk
 	}
 	up := newGatedUpstream(t, chunks...)
-	tester := caddytest.NewTester(t)
-	tester.InitServer(fmt.Sprintf(`
-	{
-		skip_install_trust
-		admin localhost:2999
-		http_port 9080
-		https_port 9443
-		grace_period 1ns
-		servers {
-			protocols h1 h2c
-		}
+	st := startSite(t, "", fmt.Sprintf(`
+	encode
+	llm_stream {
+		protocol %s
+		format thinkingml
+		system_prompt_text "You are a test."
+		heartbeat 0
+		%s
 	}
-	http://localhost:9080 {
-		encode
-		llm_stream {
-			protocol %s
-			format thinkingml
-			system_prompt_text "You are a test."
-			heartbeat 0
-			%s
-		}
-		reverse_proxy %s {
-			flush_interval -1
-		}
-	}`, tc.protocol, tc.options, strings.TrimPrefix(up.URL, "http://")), "caddyfile")
-
-	client := &http.Client{Transport: &http.Transport{}}
-	if proto == "h2c" {
-		tr := &http.Transport{Protocols: new(http.Protocols)}
-		tr.Protocols.SetUnencryptedHTTP2(true)
-		client.Transport = tr
+	reverse_proxy %s {
+		flush_interval -1
 	}
+`, tc.protocol, tc.options, strings.TrimPrefix(up.URL, "http://")))
+	client := newClient(t, proto)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost:9080/v1/chat/completions", strings.NewReader(tc.request))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, st.chatURL(), strings.NewReader(tc.request))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "client-req-1")
 	req.Header.Set("Accept-Encoding", "gzip") // encode must not hold events back

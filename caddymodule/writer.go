@@ -36,6 +36,9 @@ type streamWriter struct {
 	stream    bool   // the client gets an event stream (not one JSON body)
 	requestID string // echoed in X-Request-Id
 	cancel    context.CancelCauseFunc
+	// client is the client's request context, which ends when the client
+	// leaves; the upstream request runs under a child of it.
+	client context.Context
 
 	// upstream holds the headers the proxy copies from the upstream's
 	// response. They are kept apart from ours: once our stream is open the
@@ -91,8 +94,13 @@ func (sw *streamWriter) writeHeader(status int) {
 		// a cancellation the stream already reported.
 		return
 	}
-	if sw.p.Ended() {
-		return // the idle timer ended the stream before the upstream answered
+	if sw.p.Ended() || sw.timedOut || sw.clientLeft() {
+		// The idle timer ended the stream before the upstream answered, or
+		// the client left. Either cancelled the upstream request, so this
+		// is the proxy recording 499 for that (reverseproxy.go, caddy#7396),
+		// not an upstream answer: passed through, an openai client would
+		// get 499 instead of its 504.
+		return
 	}
 	h := sw.upstream
 	switch {
@@ -113,6 +121,9 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.errBody = append(sw.errBody[:0], "the upstream sent a compressed body (Content-Encoding: "+h.Get("Content-Encoding")+")"...)
 	case sw.proto.PassRefusals && !sw.committed:
 		sw.mode = modePassthrough
+		// Only to record the outcome for the log and metrics, which would
+		// otherwise count the refusal as client_gone; the output is unused.
+		sw.p.Fail(nil, transform.CodeProviderError, upstreamMessage(status, nil))
 		copyHeaders(sw.ResponseWriterWrapper.Header(), h, "X-Request-Id")
 		sw.ResponseWriterWrapper.Header().Set("X-Request-Id", sw.requestID)
 		sw.ResponseWriterWrapper.WriteHeader(status)
@@ -271,8 +282,12 @@ func (sw *streamWriter) open() {
 	sw.send()
 }
 
-// startTimers arms the idle timeout and the heartbeat.
+// startTimers arms the idle timeout and the heartbeat. It holds mu because
+// a short timer can fire before AfterFunc's result is stored, and the
+// heartbeat re-arms itself through sw.beat (a data race, or a nil timer).
 func (sw *streamWriter) startTimers() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
 	if d := sw.h.settings.IdleTimeout; d > 0 {
 		sw.idle = time.AfterFunc(d, sw.idleTimeout)
 	}
@@ -352,6 +367,8 @@ func (sw *streamWriter) finish(proxyErr error) {
 			sw.send()
 		}
 		return
+	case sw.clientLeft():
+		return
 	case sw.timedOut:
 		sw.refuse(http.StatusGatewayTimeout, transform.CodeUpstreamTimeout,
 			"no upstream byte for "+sw.h.settings.IdleTimeout.String())
@@ -382,18 +399,39 @@ const msgBrokeOff = "upstream: the connection broke off mid-reply"
 func (sw *streamWriter) abort() bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.gone {
+	if sw.gone || sw.mode == modePassthrough || sw.clientLeft() {
+		// A refusal passed through is the upstream's body, not our
+		// stream: cut short, it is cut short for the client too.
 		return false
 	}
-	if !sw.p.Ended() {
-		if !sw.committed && !sw.stream {
-			sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, msgBrokeOff)
-		} else {
-			sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, msgBrokeOff)
-			sw.send()
-		}
+	switch {
+	case sw.p.Ended():
+	case sw.mode == modeRefused:
+		// The upstream refused and its error body broke off: still a
+		// refusal (CONTRACT §6), answered as finish would, with what came
+		// of the body; skillpet must get its 502, not a stream.
+		sw.refuse(http.StatusBadGateway, transform.CodeProviderError, upstreamMessage(sw.errStatus, sw.errBody))
+	case !sw.committed && !sw.stream:
+		sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, msgBrokeOff)
+	default:
+		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, msgBrokeOff)
+		sw.send()
 	}
 	return !sw.gone
+}
+
+// clientLeft reports whether the client went away, and if so marks the
+// writer gone. The proxy stops when the client's request context ends
+// (mid-body it aborts, before an answer it records 499), and that is no
+// upstream failure: an error event would reach no one, and the stream
+// would be logged and counted as upstream_error or provider_error instead
+// of client_gone.
+func (sw *streamWriter) clientLeft() bool {
+	if sw.client == nil || sw.client.Err() == nil {
+		return false
+	}
+	sw.gone = true
+	return true
 }
 
 // refuse ends a request whose upstream never streamed: in-stream for
