@@ -116,6 +116,11 @@ describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false
         '--disable-gpu',
         '--disable-dev-shm-usage',
         '--no-first-run',
+        // A closed network refuses Chromium's own background connections,
+        // many at a time: keep it to the page.
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
         '--virtual-time-budget=15000',
         '--dump-dom',
         `${BASE}/page/?api=${api}&q=${encodeURIComponent('三分化训练怎么安排？')}`,
