@@ -66,7 +66,9 @@ func BenchmarkPipeline(b *testing.B) {
 		deltas := strings.Count(string(body), "\n\n")
 		for _, proto := range []string{"gymbro", "jsonseq", "skillpet", "aisdk", "openai"} {
 			b.Run(fmt.Sprintf("%s/%dMiB", proto, size>>20), func(b *testing.B) {
-				p, err := New(Config{Format: format.ThinkingML})
+				// 16-byte deltas make an SSE body ten times the reply.
+				limits := transform.Limits{MaxReplyBytes: 1 << 30}
+				p, err := New(Config{Format: format.ThinkingML, Parser: transform.ParserOptions{Limits: limits}})
 				if err != nil {
 					b.Fatal(err)
 				}
