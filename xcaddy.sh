@@ -51,7 +51,9 @@ run)
 	build
 	config=(--config Caddyfile --adapter caddyfile)
 	for a in "$@"; do
-		[ "$a" = "--config" ] && config=()
+		case "$a" in
+		-c | --config | -config | --config=* | -config=*) config=() ;;
+		esac
 	done
 	exec ./caddy run "${config[@]}" "$@"
 	;;

@@ -148,15 +148,59 @@ func failureCases() []failureCase {
 			wantRecorded(t, res, "provider_error")
 		}},
 		{name: "refused_body_cut", run: refusedBodyCut},
-		{name: "unreachable", run: func(t *testing.T, ps protoSpec) {
-			res := exchange(t, ps, freePort(t), "", "h1")
+		{name: "refused_body_stalls", run: refusedBodyStalls},
+		{name: "holds_connection_after_done", run: func(t *testing.T, ps protoSpec) {
+			// The reply completes at [DONE] but the upstream keeps its
+			// connection open: the client's response still ends, within
+			// doneGrace, and the upstream is let go.
+			u := newScriptedUpstream(t, stallAfter(roleChunk, content("Hello world"), finishChunks))
+			res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 0")
+			if res.elapsed > doneGrace+2*time.Second {
+				t.Errorf("the response ended after %v, want about %v", res.elapsed, doneGrace)
+			}
+			wantEnd(t, ps, res, http.StatusOK, "completed", "", "")
+			wantAnswer(t, res, "Hello world")
+			wantRecorded(t, res, "completed")
+			u.waitCancelled(t, 2*time.Second)
+		}},
+		{name: "compressed_2xx", run: func(t *testing.T, ps protoSpec) {
+			// A 2xx body compressed despite Accept-Encoding: identity has no
+			// text to parse; the client learns why.
+			u := newScriptedUpstream(t, func(_ *scriptedUpstream, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", "gzip")
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write([]byte("\x1f\x8b\x08\x00 not really gzip"))
+			})
+			res := exchange(t, ps, u.hostPort(), "", "h1")
+			const msg = "upstream answered 200 with a compressed body (Content-Encoding: gzip)"
 			switch {
 			case ps.early:
-				wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "connection refused")
+				wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", msg)
 			case ps.protocol == "skillpet":
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", "connection refused")
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
 			default:
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "provider_error", "connection refused")
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", "provider_error", msg)
+			}
+			wantRecorded(t, res, "provider_error")
+		}},
+		{name: "unreachable", run: func(t *testing.T, ps protoSpec) {
+			addr := freePort(t)
+			res := exchange(t, ps, addr, "", "h1")
+			// The client learns the upstream could not be reached, not the
+			// proxy's internals (the address, Caddy's source lines): those
+			// go to the log.
+			const msg = "the upstream could not be reached (HTTP 502)"
+			switch {
+			case ps.early:
+				wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", msg)
+			case ps.protocol == "skillpet":
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
+			default:
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", "provider_error", msg)
+			}
+			if strings.Contains(res.body, addr) {
+				t.Errorf("the response names the upstream's address %s: %s", addr, res.body)
 			}
 			wantAnswer(t, res, "")
 			wantRecorded(t, res, "provider_error")
@@ -344,6 +388,46 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 	if resp.StatusCode != http.StatusServiceUnavailable || err == nil || ctx.Err() != nil {
 		t.Errorf("got %d %q, read error %v; want 503, the fragment, and a read error", resp.StatusCode, body, err)
 	}
+}
+
+// refusedBodyStalls: the upstream refuses with 503 and its error body
+// stalls midway. idle_timeout still applies: the refusal is answered with
+// what came of the body (an openai client's passed-through response is cut
+// short), and the upstream is cancelled, instead of hanging until the
+// upstream gives up.
+func refusedBodyStalls(t *testing.T, ps protoSpec) {
+	u := newScriptedUpstream(t, func(u *scriptedUpstream, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		writeFlush(w, `{"error":{"message":"overloaded, try`)
+		u.stall(r)
+	})
+	if ps.protocol != "openai" {
+		res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 300ms")
+		if ps.early {
+			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "upstream answered 503")
+		} else {
+			wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", "upstream answered 503")
+		}
+		if res.elapsed > 3*time.Second {
+			t.Errorf("the refusal was answered after %v, want about 300ms", res.elapsed)
+		}
+		u.waitCancelled(t, 2*time.Second)
+		return
+	}
+	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), append(append([]string{}, ps.options...), "idle_timeout 300ms")...))
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	resp, err := post(ctx, newClient(t, "h1"), srv.chatURL(), ps.request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || err == nil || ctx.Err() != nil {
+		t.Errorf("got %d %q, read error %v; want 503, the fragment, and a read error", resp.StatusCode, body, err)
+	}
+	u.waitCancelled(t, 2*time.Second)
 }
 
 // droppedMidStream: the upstream's TCP connection is cut after three

@@ -68,11 +68,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	proto, ok := pipeline.Protocols[settings.Protocol]
-	if !ok {
-		return fmt.Errorf("protocol: unknown protocol %q", settings.Protocol)
-	}
-	h.settings, h.proto = settings, proto
+	// Load checked the protocol and format names against the registries.
+	h.settings, h.proto = settings, pipeline.Protocols[settings.Protocol]
 	cfg := pipeline.Config{Format: format.Name(settings.Format), Parser: settings.ParserOptions()}
 	if _, err := pipeline.New(cfg); err != nil {
 		return fmt.Errorf("format: %w", err)
@@ -135,7 +132,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		NoThinking:     info.NoThinking,
 		// Only an openai client chooses between a stream and one JSON body;
 		// every other protocol is a stream (CONTRACT §3).
-		Stream:         info.Stream || h.proto.Name != "openai",
+		Stream:         info.Stream || !h.proto.ClientChoosesStream,
 		ReasoningTitle: h.settings.ReasoningTitle,
 		Created:        start,
 	}
@@ -158,6 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		cancel:                cancel,
 		client:                r.Context(),
 		lastWrite:             start,
+		lastUpstream:          start,
 	}
 	if h.proto.EarlyStart {
 		sw.open()
@@ -194,9 +192,8 @@ func (h *Handler) proxy(sw *streamWriter, r *http.Request, next caddyhttp.Handle
 // readBody reads the request body, bounded by max_request_body.
 func (h *Handler) readBody(r *http.Request) ([]byte, *request.Error) {
 	limit := h.settings.MaxRequestBody
-	tooLarge := request.TooLarge(limit)
 	if r.ContentLength > limit {
-		return nil, tooLarge
+		return nil, request.TooLarge(limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	_ = r.Body.Close()
@@ -207,7 +204,7 @@ func (h *Handler) readBody(r *http.Request) ([]byte, *request.Error) {
 	case err != nil:
 		return nil, &request.Error{Status: http.StatusBadRequest, Code: "unreadable_body", Message: "reading the request body: " + err.Error()}
 	case int64(len(body)) > limit:
-		return nil, tooLarge
+		return nil, request.TooLarge(limit)
 	}
 	return body, nil
 }
@@ -234,12 +231,19 @@ func (h *Handler) reject(w http.ResponseWriter, rid string, re *request.Error) {
 	if c := h.logger.Check(zapcore.DebugLevel, "request rejected"); c != nil {
 		c.Write(zap.String("request_id", rid), zap.Int("status", re.Status), zap.String("code", re.Code))
 	}
-	body := re.AppendJSON(nil, h.settings.RequestFormat)
-	w.Header().Set("X-Request-Id", rid)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(re.Status)
-	_, _ = w.Write(body)
+	_ = writeJSON(w, re.Status, rid, re.AppendJSON(nil, h.settings.RequestFormat))
+}
+
+// writeJSON answers with one JSON body: a request refused before the
+// upstream, or an upstream failure answered with a status.
+func writeJSON(w http.ResponseWriter, status int, requestID string, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Request-Id", requestID)
+	w.WriteHeader(status)
+	_, err := w.Write(body)
+	return err
 }
 
 // requestID is the client's X-Request-Id, or a new one: every response

@@ -5,6 +5,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/llmstream/llmstream/config"
 )
 
 func init() {
@@ -65,13 +67,9 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				err = d.Errf("chunk_size: must be at least 1")
 			}
 		case "interval":
-			var s string
-			if err = oneArg(d, &s); err == nil {
-				dur, perr := caddy.ParseDuration(s)
-				if perr != nil || dur < 0 {
-					return d.Errf("interval: invalid duration %q", s)
-				}
-				cd := caddy.Duration(dur)
+			var dur *config.Duration
+			if dur, err = durationArg(d); err == nil {
+				cd := caddy.Duration(*dur)
 				m.Interval = &cd
 			}
 		case "model":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/tidwall/gjson"
+	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
@@ -48,14 +49,19 @@ type streamWriter struct {
 
 	mu        sync.Mutex
 	mode      writerMode
-	committed bool   // our status line and headers went out
-	out       []byte // the encoder's output, reused
-	errStatus int    // a refused upstream's status
-	errBody   []byte // … and the start of its body
-	gone      bool   // a write to the client failed: it left
-	timedOut  bool   // the idle timer fired
-	closed    bool   // the request is over: timers must not touch the stream
-	lastWrite time.Time
+	committed bool      // our status line and headers went out
+	out       []byte    // the encoder's output, reused
+	errStatus int       // a refused upstream's status
+	errBody   []byte    // … and the start of its body
+	errMsg    string    // … or why a 2xx body cannot be used
+	gone      bool      // a write to the client failed: it left
+	timedOut  bool      // the idle timer fired
+	closed    bool      // the request is over: timers must not touch the stream
+	lastWrite time.Time // our last write to the client (heartbeats)
+	// lastUpstream is when the upstream last sent something (headers or
+	// body), for the idle timeout. It is taken when Write returns, so that
+	// a client slow to read is not mistaken for a silent upstream.
+	lastUpstream time.Time
 
 	idle, beat *time.Timer
 }
@@ -76,6 +82,11 @@ const maxErrBody = 64 << 10
 // errUpstreamDone is the cause given when the stream ended before the
 // upstream's reply did: the upstream request is cancelled, not left running.
 var errUpstreamDone = errors.New("llm_stream: the client stream ended")
+
+// doneGrace is how long an upstream may hold its connection open after the
+// reply completed ([DONE]) before it is cancelled: the client's response
+// cannot end while the proxy still reads the upstream body.
+const doneGrace = time.Second
 
 // Header returns the upstream's headers, as the proxy sets them.
 func (sw *streamWriter) Header() http.Header { return sw.upstream }
@@ -102,6 +113,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		// get 499 instead of its 504.
 		return
 	}
+	sw.lastUpstream = time.Now()
 	h := sw.upstream
 	switch {
 	case status >= 200 && status <= 299 && identityEncoded(h):
@@ -117,8 +129,9 @@ func (sw *streamWriter) writeHeader(status int) {
 	case status >= 200 && status <= 299:
 		// Compressed despite our Accept-Encoding: identity; there is no
 		// text to parse.
-		sw.mode, sw.errStatus = modeRefused, http.StatusBadGateway
-		sw.errBody = append(sw.errBody[:0], "the upstream sent a compressed body (Content-Encoding: "+h.Get("Content-Encoding")+")"...)
+		sw.mode, sw.errStatus = modeRefused, status
+		sw.errMsg = "upstream answered " + strconv.Itoa(status) + " with a compressed body (Content-Encoding: " +
+			h.Get("Content-Encoding") + ") despite Accept-Encoding: identity"
 	case sw.proto.PassRefusals && !sw.committed:
 		sw.mode = modePassthrough
 		// Only to record the outcome for the log and metrics, which would
@@ -154,14 +167,18 @@ func identityEncoded(h http.Header) bool {
 func (sw *streamWriter) Write(p []byte) (int, error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	defer sw.upstreamActive()
 	if sw.mode == modeWaiting {
 		sw.writeHeader(http.StatusOK)
+		if sw.mode == modeWaiting {
+			return len(p), nil // the stream ended before the upstream answered
+		}
 	}
 	switch sw.mode {
 	case modePassthrough:
 		return sw.ResponseWriterWrapper.Write(p)
 	case modeRefused:
-		if n := min(len(p), maxErrBody-len(sw.errBody)); n > 0 {
+		if n := min(len(p), maxErrBody-len(sw.errBody)); n > 0 && sw.errMsg == "" {
 			sw.errBody = append(sw.errBody, p[:n]...)
 		}
 		return len(p), nil
@@ -172,16 +189,18 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	if sw.p.Ended() {
 		return len(p), nil // the stream is over; cancelling the upstream ends this
 	}
-	if sw.idle != nil {
-		sw.idle.Reset(sw.h.settings.IdleTimeout)
-	}
 	sw.out = sw.p.Feed(sw.out[:0], p)
 	sw.send()
-	if sw.p.Failed() {
+	switch {
+	case sw.p.Failed():
 		// The upstream may still be generating (and billing) a reply no one
-		// will read. A stream that completed at [DONE] is left to end on
-		// its own, so the proxy does not log an aborted response.
+		// will read.
 		sw.cancel(errUpstreamDone)
+	case sw.p.Ended():
+		// Complete at [DONE]: the upstream normally closes at once, and
+		// cancelling it now would make the proxy log an aborted response.
+		// One that holds its connection open is let go after doneGrace.
+		sw.armIdle(doneGrace)
 	}
 	if sw.gone {
 		return 0, errClientGone
@@ -190,6 +209,18 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 }
 
 var errClientGone = errors.New("llm_stream: the client connection is gone")
+
+// upstreamActive records that the upstream just sent something.
+func (sw *streamWriter) upstreamActive() { sw.lastUpstream = time.Now() }
+
+// armIdle (re)arms the idle timer to fire after d.
+func (sw *streamWriter) armIdle(d time.Duration) {
+	if sw.idle == nil {
+		sw.idle = time.AfterFunc(d, sw.idleTimeout)
+		return
+	}
+	sw.idle.Reset(d)
+}
 
 // send writes and flushes the encoder's output. Without a stream (an openai
 // client that asked for one JSON body) nothing goes out before the end.
@@ -289,7 +320,7 @@ func (sw *streamWriter) startTimers() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if d := sw.h.settings.IdleTimeout; d > 0 {
-		sw.idle = time.AfterFunc(d, sw.idleTimeout)
+		sw.armIdle(d)
 	}
 	if d := sw.h.settings.Heartbeat; d > 0 && sw.stream {
 		sw.beat = time.AfterFunc(d, sw.heartbeat)
@@ -311,27 +342,45 @@ func (sw *streamWriter) stopTimers() {
 	}
 }
 
-// idleTimeout fires when the upstream sent no byte for idle_timeout: the
-// stream ends with upstream_timeout and the upstream request is cancelled.
+// idleTimeout fires when the upstream may have been silent for
+// idle_timeout. If it was not (it sent something since the timer was
+// armed), the timer is re-armed for the rest; otherwise the stream ends with
+// upstream_timeout and the upstream request is cancelled. After a completed
+// stream it lets go of an upstream that holds its connection open.
 func (sw *streamWriter) idleTimeout() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.closed || sw.mode == modeRefused || sw.mode == modePassthrough {
+	if sw.closed {
 		return
 	}
 	if sw.p.Ended() {
-		// The client's stream is complete but the upstream holds its
-		// connection open: let it go.
 		sw.cancel(errUpstreamDone)
 		return
 	}
+	d := sw.h.settings.IdleTimeout
+	if wait := d - time.Since(sw.lastUpstream); wait > 0 {
+		sw.idle.Reset(wait)
+		return
+	}
 	sw.timedOut = true
-	msg := "no upstream byte for " + sw.h.settings.IdleTimeout.String()
-	if sw.committed || sw.mode == modeStreaming {
-		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamTimeout, msg)
+	switch {
+	case sw.mode == modePassthrough:
+		// The upstream's own refusal stalled mid-body: cancelling it makes
+		// the proxy cut the client's response short, as the upstream did.
+	case sw.mode == modeRefused:
+		// A refusal whose body stalled is still a refusal: answer it now
+		// with what came of the body.
+		sw.refuseUpstream()
+	case sw.committed || sw.mode == modeStreaming:
+		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamTimeout, sw.idleMessage())
 		sw.send()
 	}
 	sw.cancel(context.DeadlineExceeded)
+}
+
+// idleMessage is the error message of an idle timeout.
+func (sw *streamWriter) idleMessage() string {
+	return "no upstream byte for " + sw.h.settings.IdleTimeout.String()
 }
 
 // heartbeat keeps a silent stream alive: it writes a keep-alive when
@@ -370,21 +419,46 @@ func (sw *streamWriter) finish(proxyErr error) {
 	case sw.clientLeft():
 		return
 	case sw.timedOut:
-		sw.refuse(http.StatusGatewayTimeout, transform.CodeUpstreamTimeout,
-			"no upstream byte for "+sw.h.settings.IdleTimeout.String())
+		sw.refuse(http.StatusGatewayTimeout, transform.CodeUpstreamTimeout, sw.idleMessage())
 	case sw.mode == modeStreaming:
 		sw.out = sw.p.Close(sw.out[:0])
 		sw.send()
 	case sw.mode == modeRefused:
-		sw.refuse(http.StatusBadGateway, transform.CodeProviderError,
-			upstreamMessage(sw.errStatus, sw.errBody))
-	default: // the proxy never got an answer: unreachable, or a handler error
-		msg := "the upstream could not be reached"
-		if proxyErr != nil {
-			msg = "upstream: " + proxyErr.Error()
-		}
-		sw.refuse(http.StatusBadGateway, transform.CodeProviderError, msg)
+		sw.refuseUpstream()
+	default:
+		sw.unreachable(proxyErr)
 	}
+}
+
+// refuseUpstream answers an upstream's refusal (CONTRACT §6) with the
+// message its body gave, or why its 2xx body could not be used.
+func (sw *streamWriter) refuseUpstream() {
+	msg := sw.errMsg
+	if msg == "" {
+		msg = upstreamMessage(sw.errStatus, sw.errBody)
+	}
+	sw.refuse(http.StatusBadGateway, transform.CodeProviderError, msg)
+}
+
+// unreachable answers a request the proxy could not deliver. The proxy's
+// error names internal addresses and Caddy's source lines, so the client
+// gets a plain message with the proxy's status and the log gets the rest.
+func (sw *streamWriter) unreachable(proxyErr error) {
+	status, msg := http.StatusBadGateway, "the upstream could not be reached"
+	var he caddyhttp.HandlerError
+	if errors.As(proxyErr, &he) && he.StatusCode >= 500 {
+		status = he.StatusCode
+	}
+	switch status {
+	case http.StatusServiceUnavailable:
+		msg = "no upstream is available"
+	case http.StatusGatewayTimeout:
+		msg = "the upstream did not answer in time"
+	}
+	if proxyErr != nil {
+		sw.h.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
+	}
+	sw.refuse(status, transform.CodeProviderError, msg+" (HTTP "+strconv.Itoa(status)+")")
 }
 
 // msgBrokeOff is the error message for an upstream body that failed
@@ -399,9 +473,11 @@ const msgBrokeOff = "upstream: the connection broke off mid-reply"
 func (sw *streamWriter) abort() bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if sw.gone || sw.mode == modePassthrough || sw.clientLeft() {
+	if sw.gone || sw.mode == modeWaiting || sw.mode == modePassthrough || sw.clientLeft() {
 		// A refusal passed through is the upstream's body, not our
-		// stream: cut short, it is cut short for the client too.
+		// stream: cut short, it is cut short for the client too. Before
+		// the upstream answered, the abort is not the proxy's (it only
+		// aborts mid-body): another handler's, left alone.
 		return false
 	}
 	switch {
@@ -410,7 +486,7 @@ func (sw *streamWriter) abort() bool {
 		// The upstream refused and its error body broke off: still a
 		// refusal (CONTRACT §6), answered as finish would, with what came
 		// of the body; skillpet must get its 502, not a stream.
-		sw.refuse(http.StatusBadGateway, transform.CodeProviderError, upstreamMessage(sw.errStatus, sw.errBody))
+		sw.refuseUpstream()
 	case !sw.committed && !sw.stream:
 		sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, msgBrokeOff)
 	default:
@@ -444,14 +520,8 @@ func (sw *streamWriter) refuse(status int, code, msg string) {
 		return
 	}
 	sw.p.Fail(nil, code, msg) // the pipeline records the outcome; the body is ours
-	body := sw.proto.RefusalBody(nil, code, msg)
-	h := sw.ResponseWriterWrapper.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("X-Request-Id", sw.requestID)
 	sw.committed = true
-	sw.ResponseWriterWrapper.WriteHeader(status)
-	if _, err := sw.ResponseWriterWrapper.Write(body); err != nil {
+	if writeJSON(sw.ResponseWriterWrapper, status, sw.requestID, sw.proto.RefusalBody(nil, code, msg)) != nil {
 		sw.gone = true
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -26,8 +28,14 @@ const (
 var (
 	requestFormats = []string{request.FormatOpenAI, request.FormatSkillpet, request.FormatAISDK}
 	promptModes    = []string{request.ModePrepend, request.ModeAppend, request.ModeReplace}
-	formats        = []string{"thinkingml", "jsonl", "aiplan", "final_result", "text", "auto"}
-	protocols      = []string{"gymbro", "jsonseq", "skillpet", "aisdk", "openai"}
+	formats        = func() []string {
+		names := make([]string, len(format.Names))
+		for i, n := range format.Names {
+			names[i] = string(n)
+		}
+		return names
+	}()
+	protocols = pipeline.ProtocolNames()
 )
 
 // Settings is a Route resolved: files read and checked, defaults applied.

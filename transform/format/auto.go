@@ -25,9 +25,10 @@ import "github.com/llmstream/llmstream/transform"
 // so each byte is handled at most twice. AutoParser itself emits nothing.
 type AutoParser struct {
 	opts   transform.ParserOptions
-	name   Name             // the chosen format, "" while undecided
-	parser transform.Parser // the chosen parser
-	held   []byte           // bytes read while undecided
+	name   Name                      // the chosen format, "" while undecided
+	parser transform.Parser          // the chosen parser
+	made   map[Name]transform.Parser // parsers made for earlier replies, reused
+	held   []byte                    // bytes read while undecided
 	scan   keyScan
 }
 
@@ -184,7 +185,18 @@ func keyFormat(key []byte) (Name, bool) {
 // decide creates the parser for name and replays the held bytes and p.
 func (a *AutoParser) decide(name Name, p []byte, emit transform.Emit) {
 	a.name = name
-	a.parser, _ = New(name, a.opts) // every name the scan returns is known
+	// A pooled AutoParser keeps the parsers it made, so that a route whose
+	// replies keep one format builds its parser once, not per stream.
+	if kept, ok := a.made[name]; ok {
+		kept.Reset()
+		a.parser = kept
+	} else {
+		a.parser, _ = New(name, a.opts) // every name the scan returns is known
+		if a.made == nil {
+			a.made = make(map[Name]transform.Parser, 1)
+		}
+		a.made[name] = a.parser
+	}
 	if len(a.held) > 0 {
 		a.parser.Feed(a.held, emit)
 		a.held = a.held[:0]
@@ -204,7 +216,7 @@ func (a *AutoParser) Close(emit transform.Emit) {
 
 // Reset readies a for a new reply.
 func (a *AutoParser) Reset() {
-	*a = AutoParser{opts: a.opts, held: a.held[:0]}
+	*a = AutoParser{opts: a.opts, held: a.held[:0], made: a.made}
 }
 
 // Detected returns the format the parser chose, or "" while undecided.

@@ -1,12 +1,13 @@
 package pipeline
 
 // leadThink drops a <think> or </think> tag that opens the content of a
-// reply whose reasoning came natively (reasoning_content): providers such as
-// DeepSeek V3.1 behind some gateways echo the tag into content, and a prompt
-// that prefilled <think> leaves an orphan </think> (PARSING.md OA04, OA05).
-// It runs before the parsers of the formats that have no tags (text and the
-// JSON formats); thinkingml's grammar owns those tags, and auto hands a
-// reply that starts with '<' to thinkingml. It holds at most a bounded run of leading bytes; any other
+// reply whose reasoning came natively (reasoning_content): providers such
+// as DeepSeek V3.1 behind some gateways echo the tag into content, and a
+// prompt that prefilled <think> leaves an orphan </think> (PARSING.md OA04,
+// OA05). It runs before the parsers of the formats without tags (text and
+// the JSON formats), and before auto's detection for </think> only (a
+// <think> block may open a ThinkingML reply; thinkingml's own grammar owns
+// both tags). It holds at most a bounded run of leading bytes; any other
 // start passes through untouched.
 type leadThink struct {
 	state leadState
@@ -14,6 +15,8 @@ type leadThink struct {
 	n     int // bytes held
 	tag   int // bytes of the tag matched
 	close bool
+	// closerOnly limits the tag to </think> (under auto).
+	closerOnly bool
 }
 
 type leadState uint8
@@ -66,6 +69,8 @@ func (l *leadThink) step(c byte) bool {
 		const open, closing = "<think>", "</think>"
 		if l.tag == 1 && c == '/' {
 			l.close = true
+		} else if l.tag == 1 && l.closerOnly {
+			return false
 		}
 		want := open
 		if l.close {
@@ -105,4 +110,4 @@ func (l *leadThink) flush(native bool, next func([]byte)) {
 	}
 }
 
-func (l *leadThink) reset() { *l = leadThink{} }
+func (l *leadThink) reset() { *l = leadThink{closerOnly: l.closerOnly} }

@@ -49,13 +49,13 @@ type Pipeline struct {
 	jsonBody   bool   // the upstream answered with one JSON completion
 	upstreamID string // the upstream's x-request-id
 
-	begun, started, routed, ended bool
-	native                        bool // native reasoning was seen
-	nativeOpen                    bool // a reasoning section opened for native reasoning is open
-	parserReasoning               bool // the parser's own reasoning section is open
-	sawDone                       bool
-	finish                        string
-	replyBytes                    int64
+	begun, routed, ended bool
+	native               bool // native reasoning was seen
+	nativeOpen           bool // a reasoning section opened for native reasoning is open
+	parserReasoning      bool // the parser's own reasoning section is open
+	sawDone              bool
+	finish               string
+	replyBytes           int64
 
 	// Tool calls from the assembler and from the parser (aiplan) share one
 	// index space in the client stream; these map each source's own
@@ -125,9 +125,11 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{cfg: cfg, parser: parser}
-	// ThinkingML owns <think>; under auto a leading '<' selects ThinkingML,
-	// whose grammar then handles the tag. Only the other formats drop one.
-	p.stripThink = cfg.Format != format.ThinkingML && cfg.Format != format.Auto
+	// ThinkingML owns <think>. Under auto a leading '<' selects ThinkingML,
+	// whose grammar handles a <think> block; but an orphan </think> never
+	// starts ThinkingML, so auto drops that one as the tagless formats do.
+	p.stripThink = cfg.Format != format.ThinkingML
+	p.lead.closerOnly = cfg.Format == format.Auto
 	p.onSSE = p.sseEvent
 	p.emitParser = p.fromParser
 	p.emitNative = p.fromNative
@@ -155,7 +157,7 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 		p.body = nil
 	}
 	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
-	p.begun, p.started, p.routed, p.ended = false, false, false, false
+	p.begun, p.routed, p.ended = false, false, false
 	p.native, p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false, false
 	p.finish, p.replyBytes = "", 0
 	p.nativeCalls, p.parserCalls, p.calls = p.nativeCalls[:0], p.parserCalls[:0], 0
@@ -177,7 +179,6 @@ func (p *Pipeline) Begin(dst []byte) []byte {
 // streams loosely), and requestID is the upstream's x-request-id.
 func (p *Pipeline) Start(dst []byte, contentType, requestID string) []byte {
 	dst = p.Begin(dst)
-	p.started = true
 	p.upstreamID = requestID
 	mt, _, _ := mime.ParseMediaType(contentType)
 	p.jsonBody = mt == "application/json" || strings.HasSuffix(mt, "+json")
@@ -254,12 +255,14 @@ func (p *Pipeline) Close(dst []byte) []byte {
 // the client is not kept waiting for an upstream that holds its connection
 // open afterwards, or at the end of a body that finished without one.
 func (p *Pipeline) complete() {
+	// Native reasoning closes first: the parser's last events (held text,
+	// the answer's end) must not land inside its section.
+	p.closeNative()
 	p.lead.flush(p.native, p.feedParser)
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
 		return
 	}
-	p.closeNative()
 	p.tools.Finish(p.emitNative)
 	reason := p.finish
 	if reason == "" {
@@ -296,9 +299,6 @@ func (p *Pipeline) Ended() bool { return p.ended }
 // cancels the upstream request, which may still be generating.
 func (p *Pipeline) Failed() bool { return p.sum.ErrorCode != "" }
 
-// Started reports whether the upstream answered with a 2xx status.
-func (p *Pipeline) Started() bool { return p.started }
-
 // Summary describes the stream so far.
 func (p *Pipeline) Summary() Summary {
 	s := p.sum
@@ -318,10 +318,10 @@ func (p *Pipeline) fail(code, message string) {
 	}
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
+	p.closeNative()
 	p.lead.flush(p.native, p.feedParser)
 	p.ended = true // from here on the parser's KindError is dropped
 	p.parser.Close(p.emitParser)
-	p.closeNative()
 	p.sum.ErrorCode = code
 	p.deliver(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(message)})
 }

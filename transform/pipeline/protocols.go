@@ -25,6 +25,9 @@ type Protocol struct {
 	// PassRefusals passes an upstream's non-2xx answer to the client as it
 	// is (openai, CONTRACT §6).
 	PassRefusals bool
+	// ClientChoosesStream lets the client ask for one JSON body instead of
+	// a stream ("stream": false, openai); other protocols always stream.
+	ClientChoosesStream bool
 	// NewEncoder returns the stream's encoder.
 	NewEncoder func(transform.Meta) transform.Encoder
 
@@ -45,30 +48,50 @@ func (pr *Protocol) RefusalBody(dst []byte, code, msg string) []byte {
 	return append(dst, "}}"...)
 }
 
-// Protocols are the client protocols by name (CONTRACT §5).
-var Protocols = map[string]*Protocol{
-	"gymbro": {
+// protocols are the client protocols (CONTRACT §5), in the order
+// messages list them.
+var protocols = []*Protocol{
+	{
 		Name: "gymbro", ContentType: gymbro.ContentType, EarlyStart: true,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return gymbro.New(m) },
 	},
-	"jsonseq": {
+	{
 		Name: "jsonseq", ContentType: jsonseq.ContentType, EarlyStart: true,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return jsonseq.New(m) },
 	},
-	"skillpet": {
+	{
 		Name: "skillpet", ContentType: skillpet.ContentType,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return skillpet.New(m) },
 		refusal: func(dst []byte, _, msg string) []byte {
 			return skillpet.AppendChatFailed(dst, msg)
 		},
 	},
-	"aisdk": {
+	{
 		Name: "aisdk", ContentType: aisdk.ContentType, EarlyStart: true,
 		Header:     [][2]string{{aisdk.HeaderName, aisdk.HeaderValue}},
 		NewEncoder: func(m transform.Meta) transform.Encoder { return aisdk.New(m) },
 	},
-	"openai": {
-		Name: "openai", ContentType: openai.ContentType, PassRefusals: true,
+	{
+		Name: "openai", ContentType: openai.ContentType, PassRefusals: true, ClientChoosesStream: true,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return openai.New(m) },
 	},
+}
+
+// Protocols are the client protocols by name.
+var Protocols = func() map[string]*Protocol {
+	m := make(map[string]*Protocol, len(protocols))
+	for _, p := range protocols {
+		m[p.Name] = p
+	}
+	return m
+}()
+
+// ProtocolNames lists the protocols' names, for configuration checks and
+// their messages.
+func ProtocolNames() []string {
+	names := make([]string, len(protocols))
+	for i, p := range protocols {
+		names[i] = p.Name
+	}
+	return names
 }
