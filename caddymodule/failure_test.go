@@ -700,3 +700,81 @@ func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
 		})
 	}
 }
+
+// spec returns the protoSpec named n.
+func spec(t *testing.T, n string) protoSpec {
+	t.Helper()
+	for _, ps := range protoSpecs {
+		if ps.name == n {
+			return ps
+		}
+	}
+	t.Fatalf("no protoSpec %q", n)
+	return protoSpec{}
+}
+
+// TestSlowClientIsNoUpstreamTimeout: a healthy upstream streams a long
+// reply at once while the client pauses reading longer than idle_timeout.
+// The writes to the client block on its backpressure, but the upstream was
+// never silent: the stream must complete, not end in upstream_timeout.
+func TestSlowClientIsNoUpstreamTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("caddytest integration test")
+	}
+	ps := spec(t, "gymbro")
+	piece := strings.Repeat("x", 4000)
+	u := newScriptedUpstream(t, func(_ *scriptedUpstream, w http.ResponseWriter, _ *http.Request) {
+		sseHead(w)
+		pieces := []string{roleChunk}
+		for range 4000 {
+			pieces = append(pieces, content(piece))
+		}
+		writeFlush(w, append(pieces, finishChunks)...)
+	})
+	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), "idle_timeout 500ms", "max_reply 100MB"))
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	resp, err := post(ctx, newClient(t, "h1"), srv.chatURL(), ps.request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := resp.Body.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the client stops reading: the scenario, not an assertion
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tail := string(body[max(0, len(body)-600):]); !strings.Contains(tail, "event: completed") || strings.Contains(tail, "upstream_timeout") {
+		t.Errorf("the stream did not complete; it ends with %s", tail)
+	}
+}
+
+// TestAbortFromAnotherHandler: an `abort` after llm_stream panics with
+// http.ErrAbortHandler before any upstream answered. That is not the
+// proxy's mid-body abort, so the connection is dropped as abort means,
+// not turned into a stream with an upstream error.
+func TestAbortFromAnotherHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("caddytest integration test")
+	}
+	for _, n := range []string{"gymbro", "skillpet", "openai", "openai_json"} {
+		t.Run(n, func(t *testing.T) {
+			ps := spec(t, n)
+			srv := startSite(t, "", "\t"+llmStreamBlock(ps.protocol, ps.options...)+"\n\tabort\n")
+			ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+			defer cancel()
+			resp, err := post(ctx, newClient(t, "h1"), srv.chatURL(), ps.request, nil)
+			if err != nil {
+				return // the connection was dropped before a response: abort's meaning
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err == nil || strings.Contains(string(body), msgBrokeOff) {
+				t.Errorf("got %d %q (read error %v); want the connection dropped", resp.StatusCode, body, err)
+			}
+		})
+	}
+}
