@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strconv"
@@ -44,6 +45,10 @@ type Mock struct {
 	ToolCallsFile string `json:"tool_calls_file,omitempty"`
 	// ChunkSize is the bytes per delta, cut on UTF-8 boundaries. Default 8.
 	ChunkSize int `json:"chunk_size,omitempty"`
+	// RandomChunks makes each delta between 1 and ChunkSize bytes, drawn
+	// from a generator seeded with the request's number: every request is
+	// cut differently, and the same run cuts the same way again.
+	RandomChunks bool `json:"random_chunks,omitempty"`
 	// Interval is the pause between deltas. Default 20ms; 0 for benchmarks.
 	Interval *caddy.Duration `json:"interval,omitempty"`
 	// Model is the model the replies report. Default "llm-mock".
@@ -161,6 +166,9 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		created: time.Now().Unix(),
 		prompt:  len(body) / 4,
 	}
+	if m.RandomChunks {
+		t.rng = rand.New(rand.NewPCG(n, 0x6c6c6d73))
+	}
 	w.Header().Set("X-Request-Id", "mockreq_"+strconv.FormatUint(n, 10))
 	if !gjson.GetBytes(body, "stream").Bool() {
 		return t.completion()
@@ -179,6 +187,7 @@ type mockTurn struct {
 	prompt  int
 	sent    int // reply bytes sent, for TruncateAfter
 	buf     []byte
+	rng     *rand.Rand // delta sizes, with RandomChunks
 }
 
 // stream writes the reply as SSE chunks.
@@ -189,12 +198,12 @@ func (t *mockTurn) stream(usage bool) error {
 	if err := t.chunk(`{"role":"assistant","content":""}`, "null"); err != nil {
 		return err
 	}
-	for _, piece := range pieces(t.m.reasoning, t.m.ChunkSize) {
+	for _, piece := range t.pieces(t.m.reasoning) {
 		if err := t.delta("reasoning_content", piece); err != nil {
 			return err
 		}
 	}
-	for _, piece := range pieces(t.reply, t.m.ChunkSize) {
+	for _, piece := range t.pieces(t.reply) {
 		if t.m.TruncateAfter > 0 && t.sent >= t.m.TruncateAfter {
 			// Cut the connection without a finish: net/http aborts the
 			// response quietly for this panic value.
@@ -213,7 +222,7 @@ func (t *mockTurn) stream(usage bool) error {
 		if err := t.chunk(head, "null"); err != nil {
 			return err
 		}
-		for _, piece := range pieces([]byte(c.args), t.m.ChunkSize) {
+		for _, piece := range t.pieces([]byte(c.args)) {
 			d := append([]byte(`{"tool_calls":[{"index":`+strconv.Itoa(i)+`,"function":{"arguments":`), transform.AppendJSONString(nil, piece)...)
 			if err := t.chunk(string(d)+`}}]}`, "null"); err != nil {
 				return err
@@ -314,11 +323,16 @@ func (t *mockTurn) usage() string {
 		`,"total_tokens":` + strconv.Itoa(t.prompt+completion) + `}`
 }
 
-// pieces cuts b into pieces of at most size bytes, never inside a UTF-8
-// sequence (a rune longer than size is one piece).
-func pieces(b []byte, size int) [][]byte {
+// pieces cuts b into the turn's deltas: ChunkSize bytes, or with
+// RandomChunks 1 to ChunkSize, never inside a UTF-8 sequence (a rune longer
+// than the size is one piece).
+func (t *mockTurn) pieces(b []byte) [][]byte {
 	var out [][]byte
 	for len(b) > 0 {
+		size := t.m.ChunkSize
+		if t.rng != nil {
+			size = 1 + t.rng.IntN(size)
+		}
 		n := min(size, len(b))
 		for n < len(b) && !utf8.RuneStart(b[n]) {
 			n++

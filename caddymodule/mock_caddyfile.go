@@ -29,6 +29,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		reasoning_file  <file>
 //		tool_calls_file <file>
 //		chunk_size      <bytes>
+//		random_chunks               # deltas of 1 to chunk_size bytes
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
@@ -72,6 +73,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				cd := caddy.Duration(*dur)
 				m.Interval = &cd
 			}
+		case "random_chunks":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.RandomChunks = true
 		case "model":
 			err = oneArg(d, &m.Model)
 		case "truncate_after":

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,9 +37,14 @@ type cut struct {
 }
 
 var (
-	chunks = []int{1, 13}
-	mocks  map[string]want
-	cuts   = map[string]cut{
+	// chunks are the delta sizes every route is run at: one byte, 13, and
+	// randomChunks (1 to 24 bytes, different per request).
+	chunks = []int{1, 13, randomChunks}
+	// cutChunks are those of the broken upstreams, whose cut point the
+	// tests compute from a fixed size.
+	cutChunks = []int{1, 13}
+	mocks     map[string]want
+	cuts      = map[string]cut{
 		"thinkingml_cut": {"thinkingml", 600},
 		"aiplan_cut":     {"aiplan", 260},
 		"text_cut":       {"text", 30},
@@ -246,4 +252,16 @@ func partialAnswer(t testing.TB, name string, chunk int) string {
 // matchesPartial allows the trailing whitespace a parser may hold at a cut.
 func matchesPartial(got, want string) bool {
 	return got == want || got == strings.TrimRight(want, " \t\r\n")
+}
+
+// randomChunks stands for the mocks whose deltas are 1 to 24 bytes, drawn
+// per request (llm_mock random_chunks; the "r" routes of e2e/Caddyfile).
+const randomChunks = 0
+
+// chunkPath is a chunk size as the routes spell it.
+func chunkPath(chunk int) string {
+	if chunk == randomChunks {
+		return "r"
+	}
+	return strconv.Itoa(chunk)
 }

@@ -34,7 +34,7 @@ func base() string {
 // client talks to the openai route of a format, a mock and a chunk size.
 func client(format, mock string, chunk int) openai.Client {
 	return openai.NewClient(
-		option.WithBaseURL(fmt.Sprintf("%s/openai/%s/%s/%d/v1/", base(), format, mock, chunk)),
+		option.WithBaseURL(fmt.Sprintf("%s/openai/%s/%s/%s/v1/", base(), format, mock, chunkPath(chunk))),
 		option.WithAPIKey("sk-e2e"),
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(30*time.Second),
@@ -110,7 +110,7 @@ func routeCases(t *testing.T) []routeCase {
 
 func TestNewStreamingAccumulator(t *testing.T) {
 	for _, tc := range routeCases(t) {
-		t.Run(fmt.Sprintf("%s/%s/%d", tc.format, tc.mock, tc.chunk), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%s", tc.format, tc.mock, chunkPath(tc.chunk)), func(t *testing.T) {
 			t.Parallel()
 			c := client(tc.format, tc.mock, tc.chunk)
 			stream := c.Chat.Completions.NewStreaming(context.Background(), params())
@@ -174,7 +174,7 @@ func TestNewStreamingAccumulator(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	for _, tc := range routeCases(t) {
-		t.Run(fmt.Sprintf("%s/%s/%d", tc.format, tc.mock, tc.chunk), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%s", tc.format, tc.mock, chunkPath(tc.chunk)), func(t *testing.T) {
 			t.Parallel()
 			c := client(tc.format, tc.mock, tc.chunk)
 			var res *http.Response
@@ -225,7 +225,7 @@ func TestTruncatedUpstream(t *testing.T) {
 	loadMocks(t)
 	for name, c := range cuts {
 		format := mocks[c.Full].Format
-		for _, chunk := range chunks {
+		for _, chunk := range cutChunks {
 			t.Run(fmt.Sprintf("NewStreaming/%s/%s/%d", format, name, chunk), func(t *testing.T) {
 				t.Parallel()
 				c := client(format, name, chunk)

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { DefaultChatTransport, getToolName, isToolUIPart, readUIMessageStream } from 'ai';
 
 import { NodeChat } from './chat.mjs';
-import { CHUNKS, CUTS, MOCKS, url } from './expected.mjs';
+import { CHUNKS, CUT_CHUNKS, CUTS, MOCKS, url } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 
 const aisdkFinish = { stop: 'stop', tool_calls: 'tool-calls' };
@@ -136,7 +136,7 @@ describe('aisdk: DefaultChatTransport + readUIMessageStream', () => {
   });
 
   for (const cut of Object.keys(CUTS)) {
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       const format = MOCKS[CUTS[cut].full].format;
       test(`truncated upstream ${format}/${cut}/${chunk}: an error chunk, the text so far`, async () => {
         const { message, chunks, errors } = await stream(url('aisdk', format, cut, chunk));
@@ -194,7 +194,7 @@ describe('aisdk: Chat (AbstractChat, what useChat runs)', () => {
   });
 
   for (const cut of Object.keys(CUTS)) {
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       const format = MOCKS[CUTS[cut].full].format;
       test(`truncated upstream ${format}/${cut}/${chunk}: status error, onError called`, async () => {
         const chat = new NodeChat({ api: url('aisdk', format, cut, chunk) });

@@ -12,7 +12,13 @@ export const read = (name) => readFileSync(testdata + name, 'utf8');
 export const BASE = process.env.LLMSTREAM_E2E_BASE ?? 'http://127.0.0.1:18080';
 
 /** The chunk sizes every mock is served with: 1-byte deltas and odd cuts. */
-export const CHUNKS = [1, 13];
+export const CHUNKS = [1, 13, 'r'];
+
+/**
+ * CUT_CHUNKS are the chunk sizes of the broken upstreams: their cut point
+ * is computed from a fixed size ('r' routes cut 1 to 24 bytes at random).
+ */
+export const CUT_CHUNKS = [1, 13];
 
 /** The model the mocks report (llm_mock `model`). */
 export const MOCK_MODEL = 'e2e-mock';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { CHUNKS, CUTS, MOCKS, MOCK_MODEL, cutPrefix, gymbroEscape, upstreamFinish, url } from './expected.mjs';
+import { CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL, cutPrefix, gymbroEscape, upstreamFinish, url } from './expected.mjs';
 import { chars, checkSSEHeaders, names, only, postSSE } from './sse.mjs';
 
 const body = { model: 'gpt-e2e', messages: [{ role: 'user', content: '三分化训练怎么安排？' }] };
@@ -74,7 +74,7 @@ describe('gymbro via eventsource-parser', () => {
   });
 
   for (const cut of Object.keys(CUTS)) {
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       const format = MOCKS[CUTS[cut].full].format;
       test(`truncated upstream ${format}/${cut}/${chunk}: the text so far, then error last`, async () => {
         const { events } = await postSSE(url('gymbro', format, cut, chunk), body, { 'x-request-id': 'e2e-cut' });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { CHUNKS, CUTS, MOCKS, MOCK_MODEL, upstreamFinish, url } from './expected.mjs';
+import { CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL, upstreamFinish, url } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 import { checkSSEHeaders, names, only, postSSE } from './sse.mjs';
 
@@ -116,7 +116,7 @@ describe('jsonseq via eventsource-parser', () => {
   });
 
   for (const cut of Object.keys(CUTS)) {
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       const format = MOCKS[CUTS[cut].full].format;
       test(`truncated upstream ${format}/${cut}/${chunk}: the answer so far, then error last`, async () => {
         const { events } = await postSSE(url('jsonseq', format, cut, chunk), body);

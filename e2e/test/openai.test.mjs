@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import OpenAI, { APIError } from 'openai';
 
-import { BASE, CHUNKS, CUTS, MOCKS, MOCK_MODEL } from './expected.mjs';
+import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 
 const client = (format, mock, chunk) =>
@@ -140,7 +140,7 @@ describe('openai: chat.completions.create({stream: false})', () => {
 describe('openai: truncated upstream', () => {
   for (const cut of Object.keys(CUTS)) {
     const format = MOCKS[CUTS[cut].full].format;
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       test(`create({stream: true}) ${format}/${cut}/${chunk} throws APIError after the text so far`, async () => {
         const stream = await client(format, cut, chunk).chat.completions.create({ ...params, stream: true });
         let content = '';

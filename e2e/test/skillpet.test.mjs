@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { BASE, CHUNKS, CUTS, MOCKS, url } from './expected.mjs';
+import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, url } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 import { checkSSEHeaders, names, only, postSSE } from './sse.mjs';
 
@@ -146,7 +146,7 @@ describe('skillpet via eventsource-parser', () => {
   });
 
   for (const cut of Object.keys(CUTS)) {
-    for (const chunk of CHUNKS) {
+    for (const chunk of CUT_CHUNKS) {
       const format = MOCKS[CUTS[cut].full].format;
       test(`truncated upstream ${format}/${cut}/${chunk}: the answer so far, then error last`, async () => {
         const { events } = await postSSE(url('skillpet', format, cut, chunk), body);
