@@ -376,7 +376,16 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 		wantRecorded(t, res, "provider_error")
 		return
 	}
-	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), ps.options...))
+	wantPassedThroughCut(t, ps, u)
+}
+
+// wantPassedThroughCut checks what an openai client gets when the
+// upstream's refusal, passed through as is, breaks off or stalls: the 503,
+// the fragment, and a read error, not a clean end that would pass the
+// fragment off as the whole body.
+func wantPassedThroughCut(t *testing.T, ps protoSpec, u *scriptedUpstream, options ...string) {
+	t.Helper()
+	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), append(append([]string{}, ps.options...), options...)...))
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	resp, err := post(ctx, newClient(t, "h1"), srv.chatURL(), ps.request, nil)
@@ -415,18 +424,7 @@ func refusedBodyStalls(t *testing.T, ps protoSpec) {
 		u.waitCancelled(t, 2*time.Second)
 		return
 	}
-	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), append(append([]string{}, ps.options...), "idle_timeout 300ms")...))
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	defer cancel()
-	resp, err := post(ctx, newClient(t, "h1"), srv.chatURL(), ps.request, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusServiceUnavailable || err == nil || ctx.Err() != nil {
-		t.Errorf("got %d %q, read error %v; want 503, the fragment, and a read error", resp.StatusCode, body, err)
-	}
+	wantPassedThroughCut(t, ps, u, "idle_timeout 300ms")
 	u.waitCancelled(t, 2*time.Second)
 }
 
