@@ -14,21 +14,13 @@ import (
 // answer or a tool call for the user whatever the reply (the safe
 // fallback, specs/003).
 func FuzzAIPlan(f *testing.F) {
-	for _, tc := range cases {
-		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{3, 17, 1})
+	inputs := make([]string, len(cases))
+	for i, tc := range cases {
+		inputs[i] = strings.Join(tc.chunks, "")
 	}
-	transformtest.SeedFiles(f, "testdata/*.txt", []byte{40, 2, 250, 9})
-	small := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 64, MaxDepth: 8, MaxKeyBytes: 16, MaxToolCalls: 2}}
-	f.Fuzz(func(t *testing.T, data, cuts []byte) {
-		opts := transform.ParserOptions{}
-		if len(cuts) > 0 && cuts[0]%4 == 0 {
-			opts = small
-		}
-		newP := func() transform.Parser { return New(opts) }
-		whole, err := transformtest.CheckCuts(newP, data, cuts)
-		if err != nil {
-			t.Fatal(err)
-		}
+	tight := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 64, MaxDepth: 8, MaxKeyBytes: 16, MaxToolCalls: 2}}
+	newParser := func(opts transform.ParserOptions) transform.Parser { return New(opts) }
+	transformtest.FuzzCuts(f, inputs, "testdata/*.txt", tight, newParser, func(t *testing.T, whole []transform.Event) {
 		if wn, _ := transformtest.Normalize(whole); !transformtest.Failed(whole) && !answersUser(wn) {
 			t.Fatalf("the user got no answer and no tool call: %s", transformtest.Format(wn))
 		}

@@ -12,19 +12,11 @@ import (
 // well-formed events, the same normalized events as the one-shot parse,
 // and the raw text equal to the input (a prefix after a fatal error).
 func FuzzFinalResult(f *testing.F) {
-	for _, tc := range cases {
-		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{3, 17, 1})
+	inputs := make([]string, len(cases))
+	for i, tc := range cases {
+		inputs[i] = strings.Join(tc.chunks, "")
 	}
-	transformtest.SeedFiles(f, "testdata/*.txt", []byte{40, 2, 250, 9})
-	small := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 64, MaxDepth: 8, MaxKeyBytes: 16}}
-	f.Fuzz(func(t *testing.T, data, cuts []byte) {
-		opts := transform.ParserOptions{}
-		if len(cuts) > 0 && cuts[0]%4 == 0 {
-			opts = small
-		}
-		newP := func() transform.Parser { return New(opts) }
-		if _, err := transformtest.CheckCuts(newP, data, cuts); err != nil {
-			t.Fatal(err)
-		}
-	})
+	tight := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 64, MaxDepth: 8, MaxKeyBytes: 16}}
+	newParser := func(opts transform.ParserOptions) transform.Parser { return New(opts) }
+	transformtest.FuzzCuts(f, inputs, "testdata/*.txt", tight, newParser, nil)
 }

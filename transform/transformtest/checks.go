@@ -212,3 +212,29 @@ func SeedFiles(f *testing.F, pattern string, cuts []byte) {
 		}
 	}
 }
+
+// FuzzCuts runs the fuzz target every JSON-format parser shares: seeded
+// with inputs and the files matching pattern, it cuts each input where the
+// fuzzer says and checks it with CheckCuts, under default limits or (one
+// input in four, chosen by the cuts) the tight ones, which reach the fatal
+// paths. check, if set, asserts more of the one-shot events.
+func FuzzCuts(f *testing.F, inputs []string, pattern string, tight transform.ParserOptions,
+	newParser func(transform.ParserOptions) transform.Parser, check func(t *testing.T, whole []transform.Event)) {
+	for _, in := range inputs {
+		f.Add([]byte(in), []byte{3, 17, 1})
+	}
+	SeedFiles(f, pattern, []byte{40, 2, 250, 9})
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		opts := transform.ParserOptions{}
+		if len(cuts) > 0 && cuts[0]%4 == 0 {
+			opts = tight
+		}
+		whole, err := CheckCuts(func() transform.Parser { return newParser(opts) }, data, cuts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if check != nil {
+			check(t, whole)
+		}
+	})
+}
