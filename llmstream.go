@@ -8,4 +8,5 @@ package llmstream
 import (
 	// The modules register themselves in their package's init.
 	_ "github.com/llmstream/llmstream/caddymodule"
+	_ "github.com/llmstream/llmstream/caddymodule/llmmock"
 )

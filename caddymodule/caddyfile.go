@@ -1,14 +1,11 @@
 package caddymodule
 
 import (
-	"strconv"
-
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 
+	"github.com/llmstream/llmstream/caddymodule/internal/cfargs"
 	"github.com/llmstream/llmstream/config"
 )
 
@@ -74,62 +71,62 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		var err error
 		switch name {
 		case "request_format":
-			err = oneArg(d, &r.RequestFormat)
+			err = cfargs.One(d, &r.RequestFormat)
 		case "system_prompt":
 			var f string
-			if err = oneArg(d, &f); err == nil {
+			if err = cfargs.One(d, &f); err == nil {
 				r.SystemPrompt = append(r.SystemPrompt, f)
 			}
 		case "system_prompt_text":
-			err = oneArg(d, &r.SystemPromptText)
+			err = cfargs.One(d, &r.SystemPromptText)
 		case "system_prompt_mode":
-			err = oneArg(d, &r.SystemPromptMode)
+			err = cfargs.One(d, &r.SystemPromptMode)
 		case "tools":
 			var f string
-			if err = oneArg(d, &f); err == nil {
+			if err = cfargs.One(d, &f); err == nil {
 				r.Tools = append(r.Tools, f)
 			}
 		case "tool":
 			var t string
-			if err = oneArg(d, &t); err == nil {
+			if err = cfargs.One(d, &t); err == nil {
 				r.Tool = append(r.Tool, t)
 			}
 		case "tool_choice":
-			err = oneArg(d, &r.ToolChoice)
+			err = cfargs.One(d, &r.ToolChoice)
 		case "model":
-			err = oneArg(d, &r.Model)
+			err = cfargs.One(d, &r.Model)
 		case "max_request_body":
-			err = sizeArg(d, &r.MaxRequestBody)
+			err = cfargs.Size(d, &r.MaxRequestBody)
 		case "format":
-			err = oneArg(d, &r.Format)
+			err = cfargs.One(d, &r.Format)
 		case "protocol":
-			err = oneArg(d, &r.Protocol)
+			err = cfargs.One(d, &r.Protocol)
 		case "heartbeat":
 			r.Heartbeat, err = durationArg(d)
 		case "idle_timeout":
 			r.IdleTimeout, err = durationArg(d)
 		case "provider":
-			err = oneArg(d, &r.Provider)
+			err = cfargs.One(d, &r.Provider)
 		case "endpoint_id":
-			err = intArg(d, &r.EndpointID)
+			err = cfargs.Int(d, &r.EndpointID)
 		case "reasoning_title":
-			err = oneArg(d, &r.ReasoningTitle)
+			err = cfargs.One(d, &r.ReasoningTitle)
 		case "fallback_text":
-			err = oneArg(d, &r.FallbackText)
+			err = cfargs.One(d, &r.FallbackText)
 		case "max_sse_line":
-			err = sizeIntArg(d, &r.Limits.MaxSSELineBytes)
+			err = cfargs.SizeInt(d, &r.Limits.MaxSSELineBytes)
 		case "max_reply":
-			err = sizeArg(d, &r.Limits.MaxReplyBytes)
+			err = cfargs.Size(d, &r.Limits.MaxReplyBytes)
 		case "max_tag":
-			err = sizeIntArg(d, &r.Limits.MaxTagBytes)
+			err = cfargs.SizeInt(d, &r.Limits.MaxTagBytes)
 		case "max_block":
-			err = sizeIntArg(d, &r.Limits.MaxBlockBytes)
+			err = cfargs.SizeInt(d, &r.Limits.MaxBlockBytes)
 		case "max_key":
-			err = sizeIntArg(d, &r.Limits.MaxKeyBytes)
+			err = cfargs.SizeInt(d, &r.Limits.MaxKeyBytes)
 		case "max_depth":
-			err = intArg(d, &r.Limits.MaxDepth)
+			err = cfargs.Int(d, &r.Limits.MaxDepth)
 		case "max_tool_calls":
-			err = intArg(d, &r.Limits.MaxToolCalls)
+			err = cfargs.Int(d, &r.Limits.MaxToolCalls)
 		default:
 			return d.Errf("unrecognized llm_stream option %q", name)
 		}
@@ -146,74 +143,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// oneArg reads the option's single argument into dst.
-func oneArg(d *caddyfile.Dispenser, dst *string) error {
-	name := d.Val()
-	if !d.NextArg() {
-		return d.Errf("%s: missing value", name)
-	}
-	*dst = d.Val()
-	if d.NextArg() {
-		return d.Errf("%s: too many values (quote a value that has spaces)", name)
-	}
-	return nil
-}
-
-// sizeArg reads a byte size such as 8MB, 512KiB or 1048576.
-func sizeArg(d *caddyfile.Dispenser, dst *int64) error {
-	name := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 || n > 1<<62 {
-		return d.Errf("%s: invalid size %q (want e.g. 8MB or 65536)", name, s)
-	}
-	*dst = int64(n)
-	return nil
-}
-
-// sizeIntArg is sizeArg for an int.
-func sizeIntArg(d *caddyfile.Dispenser, dst *int) error {
-	name := d.Val()
-	var n int64
-	if err := sizeArg(d, &n); err != nil {
-		return err
-	}
-	if n > 1<<31-1 {
-		return d.Errf("%s: size too large", name)
-	}
-	*dst = int(n)
-	return nil
-}
-
-// intArg reads a non-negative integer.
-func intArg(d *caddyfile.Dispenser, dst *int) error {
-	name := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return d.Errf("%s: invalid number %q (want a non-negative integer)", name, s)
-	}
-	*dst = n
-	return nil
-}
-
-// durationArg reads a duration such as 15s or 2m; 0 is allowed (heartbeat
-// 0 disables heartbeats).
+// durationArg reads a duration such as 15s or 2m into a config.Duration;
+// 0 is allowed (heartbeat 0 disables heartbeats).
 func durationArg(d *caddyfile.Dispenser) (*config.Duration, error) {
-	name := d.Val()
-	var s string
-	if err := oneArg(d, &s); err != nil {
+	dur, err := cfargs.Duration(d)
+	if err != nil {
 		return nil, err
-	}
-	dur, err := caddy.ParseDuration(s)
-	if err != nil || dur < 0 {
-		return nil, d.Errf("%s: invalid duration %q (want e.g. 15s or 2m)", name, s)
 	}
 	cd := config.Duration(dur)
 	return &cd, nil

@@ -1,8 +1,8 @@
-// Package caddymodule is llmstream's Caddy glue: the llm_stream handler that
-// shapes chat requests and re-encodes the streamed replies, the llm_mock
-// fake upstream, their Caddyfile directives, the response writer wrapper and
-// the metrics. Everything that can be tested without a server lives in
-// transform/ and config/.
+// Package caddymodule is the llm_stream Caddy module: the handler that
+// shapes chat requests and re-encodes the streamed replies, its Caddyfile
+// directive, the response writer wrapper, logs and metrics. The llm_mock
+// fake upstream is its own module, in caddymodule/llmmock. Everything that
+// can be tested without a server lives in transform/ and config/.
 package caddymodule
 
 import (

@@ -3,6 +3,7 @@ package aiplan
 import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // Parser parses an aiplan reply incrementally. It implements
@@ -13,7 +14,7 @@ type Parser struct {
 	fallback []byte // opts.FallbackText
 	tok      jsonstream.Tokenizer
 	emit     transform.Emit
-	raw      transform.RawEcho
+	raw      parsekit.RawEcho
 	failed   bool // a fatal error was reported: input is ignored
 
 	thinkingOpen bool

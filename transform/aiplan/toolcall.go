@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // toolCall is the tool call object being read (specs/003 tool_calls[i]).
@@ -119,7 +120,7 @@ func (p *Parser) argsText(text []byte) {
 	// limit, cut on a rune boundary, so that what is sent before the error
 	// does not depend on how the reply was split.
 	c.args = append(c.args, text[:room]...)
-	c.args = c.args[:len(c.args)-transform.IncompleteSuffix(c.args)]
+	c.args = c.args[:len(c.args)-parsekit.IncompleteSuffix(c.args)]
 	if c.started {
 		p.sendArgs()
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // ContentType is the response Content-Type of a UI message stream.
@@ -58,7 +59,7 @@ type Encoder struct {
 	started []bool
 	// violations are sent as one data-violations part before the terminal
 	// chunk.
-	violations transform.ViolationList
+	violations jsonout.ViolationList
 	done       bool
 }
 
@@ -72,7 +73,7 @@ func (e *Encoder) Begin(dst []byte) []byte {
 	dst = append(dst, `data: {"type":"start"`...)
 	if e.meta.MessageID != "" {
 		dst = append(dst, `,"messageId":`...)
-		dst = transform.AppendJSONStringS(dst, e.meta.MessageID)
+		dst = jsonout.AppendStringS(dst, e.meta.MessageID)
 	}
 	return append(dst, "}\n\n"...)
 }
@@ -132,9 +133,9 @@ func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 	} else {
 		dst = append(dst, `data: {"type":"error","errorText":`...)
 		if len(ev.Text) > 0 {
-			dst = transform.AppendJSONString(dst, ev.Text)
+			dst = jsonout.AppendString(dst, ev.Text)
 		} else {
-			dst = transform.AppendJSONStringS(dst, ev.Code)
+			dst = jsonout.AppendStringS(dst, ev.Code)
 		}
 	}
 	dst = append(dst, "}\n\n"...)

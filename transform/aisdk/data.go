@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // Data parts (type "data-…", ai@6 uiMessageChunkSchema) carry what the UI
@@ -18,7 +19,7 @@ func (e *Encoder) appendPhase(dst []byte, ev transform.Event) []byte {
 	dst = append(dst, `data: {"type":"data-phase","data":{"id":`...)
 	dst = strconv.AppendInt(dst, int64(ev.Index), 10)
 	dst = append(dst, `,"title":`...)
-	dst = transform.AppendJSONString(dst, ev.Text)
+	dst = jsonout.AppendString(dst, ev.Text)
 	return append(dst, "}}\n\n"...)
 }
 
@@ -26,7 +27,7 @@ func (e *Encoder) appendPhase(dst []byte, ev transform.Event) []byte {
 func (e *Encoder) appendSerpSummary(dst, text []byte) []byte {
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-serp-summary","data":{"text":`...)
-	dst = transform.AppendJSONString(dst, text)
+	dst = jsonout.AppendString(dst, text)
 	return append(dst, "}}\n\n"...)
 }
 
@@ -34,7 +35,7 @@ func (e *Encoder) appendSerpSummary(dst, text []byte) []byte {
 func (e *Encoder) appendSerpQueries(dst []byte, queries []string) []byte {
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-serp-queries","data":{"queries":`...)
-	dst = transform.AppendJSONStrings(dst, queries)
+	dst = jsonout.AppendStrings(dst, queries)
 	return append(dst, "}}\n\n"...)
 }
 
@@ -46,7 +47,7 @@ func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 	}
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-clarify","data":{`...)
-	dst = transform.AppendClarifyFields(dst, c)
+	dst = jsonout.AppendClarifyFields(dst, c)
 	return append(dst, "}}\n\n"...)
 }
 
@@ -55,7 +56,7 @@ func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 	dst = e.closePart(dst)
 	dst = append(dst, `data: {"type":"data-artifacts","data":{"items":`...)
-	dst = transform.AppendJSONOrString(dst, raw)
+	dst = jsonout.AppendOrString(dst, raw)
 	return append(dst, "}}\n\n"...)
 }
 

@@ -3,7 +3,7 @@ package aisdk
 import (
 	"strconv"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // appendDelta appends a text-delta or reasoning-delta, opening a part of
@@ -25,7 +25,7 @@ func (e *Encoder) appendDelta(dst []byte, kind partKind, text []byte) []byte {
 	}
 	dst = e.appendOpenID(dst)
 	dst = append(dst, `","delta":`...)
-	dst = transform.AppendJSONString(dst, text)
+	dst = jsonout.AppendString(dst, text)
 	return append(dst, "}\n\n"...)
 }
 

@@ -1,6 +1,9 @@
 package aisdk
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
+)
 
 // maxToolIndex bounds the tool call indices tracked in started, far above
 // Limits.MaxToolCalls, so that a bad index cannot grow it without bound.
@@ -30,9 +33,9 @@ func (e *Encoder) appendToolInputDelta(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	dst = append(dst, `data: {"type":"tool-input-delta","toolCallId":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, ev.ID)
 	dst = append(dst, `,"inputTextDelta":`...)
-	dst = transform.AppendJSONString(dst, ev.Text)
+	dst = jsonout.AppendString(dst, ev.Text)
 	return append(dst, "}\n\n"...)
 }
 
@@ -45,11 +48,11 @@ func (e *Encoder) appendToolInputDelta(dst []byte, ev transform.Event) []byte {
 func (e *Encoder) appendToolInputEnd(dst []byte, ev transform.Event) []byte {
 	e.toolCalls = true
 	head := append(appendToolHead(dst, "tool-input-available", ev), `,"input":`...)
-	if input, ok := transform.AppendCompactJSON(head, ev.Text); ok {
+	if input, ok := jsonout.AppendCompact(head, ev.Text); ok {
 		return append(input, "}\n\n"...)
 	}
 	dst = append(appendToolHead(dst, "tool-input-error", ev), `,"input":`...)
-	dst = transform.AppendJSONString(dst, ev.Text)
+	dst = jsonout.AppendString(dst, ev.Text)
 	dst = append(dst, `,"errorText":"invalid tool input: the arguments are not valid JSON"`...)
 	return append(dst, "}\n\n"...)
 }
@@ -60,7 +63,7 @@ func appendToolHead(dst []byte, typ string, ev transform.Event) []byte {
 	dst = append(dst, `data: {"type":"`...)
 	dst = append(dst, typ...)
 	dst = append(dst, `","toolCallId":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, ev.ID)
 	dst = append(dst, `,"toolName":`...)
-	return transform.AppendJSONStringS(dst, ev.Name)
+	return jsonout.AppendStringS(dst, ev.Name)
 }

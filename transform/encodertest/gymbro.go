@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // GymBroEvent is an event of a protocol built on gymbro.SystemEvents, with
@@ -25,8 +26,8 @@ func ReadGymBroSSE(out []byte, meta transform.Meta) ([]GymBroEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := `{"message_id":` + string(transform.AppendJSONStringS(nil, meta.MessageID)) +
-		`,"request_id":` + string(transform.AppendJSONStringS(nil, meta.RequestID))
+	ids := `{"message_id":` + string(jsonout.AppendStringS(nil, meta.MessageID)) +
+		`,"request_id":` + string(jsonout.AppendStringS(nil, meta.RequestID))
 	evs := make([]GymBroEvent, len(sse))
 	for i, e := range sse {
 		if e.Comment {

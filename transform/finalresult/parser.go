@@ -3,6 +3,7 @@ package finalresult
 import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // Parser parses a final_result reply incrementally. It implements
@@ -11,7 +12,7 @@ type Parser struct {
 	opts   transform.ParserOptions
 	tok    jsonstream.Tokenizer
 	emit   transform.Emit
-	raw    transform.RawEcho
+	raw    parsekit.RawEcho
 	failed bool // a fatal error was reported: input is ignored
 
 	answerOpen bool

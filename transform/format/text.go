@@ -1,12 +1,15 @@
 package format
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
+)
 
 // TextParser parses a plain-text reply: every byte is the answer (CONTRACT §4,
 // format text). The answer opens at the first byte, so a reply with no text
 // (a tool-call-only turn) has no answer section at all.
 type TextParser struct {
-	raw    transform.RawEcho
+	raw    parsekit.RawEcho
 	opened bool
 	n      int64 // bytes fed, for violation offsets
 }

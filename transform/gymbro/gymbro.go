@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // ContentType is the response Content-Type of a GymBro stream.
@@ -29,7 +31,7 @@ type Encoder struct {
 	replyLen int64
 	// carry holds a UTF-8 sequence cut at the end of a raw delta, so that
 	// no content_delta ends mid-character and reply_len counts characters.
-	carry transform.RuneCarry
+	carry parsekit.RuneCarry
 }
 
 // New returns an Encoder for one stream.
@@ -107,8 +109,8 @@ func (e *Encoder) appendDelta(dst, a, b []byte) []byte {
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, e.seq, 10)
 	dst = append(dst, `,"delta":"`...)
-	dst = transform.AppendJSONStringBody(dst, a)
-	dst = transform.AppendJSONStringBody(dst, b)
+	dst = jsonout.AppendStringBody(dst, a)
+	dst = jsonout.AppendStringBody(dst, b)
 	dst = append(dst, '"')
 	return AppendEventTail(dst)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // SystemEvents writes the system events of a GymBro SSE stream (specs/000
@@ -25,7 +26,7 @@ type SystemEvents struct {
 	// usage is the upstream's usage object, compacted; nil when none came
 	// or it was not a JSON object.
 	usage      []byte
-	violations transform.ViolationList
+	violations jsonout.ViolationList
 	// done is set once the terminal event is written.
 	done bool
 }
@@ -33,9 +34,9 @@ type SystemEvents struct {
 // NewSystemEvents returns the system event writer of one stream.
 func NewSystemEvents(meta transform.Meta) SystemEvents {
 	ids := append([]byte(nil), `{"message_id":`...)
-	ids = transform.AppendJSONStringS(ids, meta.MessageID)
+	ids = jsonout.AppendStringS(ids, meta.MessageID)
 	ids = append(ids, `,"request_id":`...)
-	ids = transform.AppendJSONStringS(ids, meta.RequestID)
+	ids = jsonout.AppendStringS(ids, meta.RequestID)
 	return SystemEvents{meta: meta, ids: ids, model: meta.Model}
 }
 
@@ -94,7 +95,7 @@ func (s *SystemEvents) appendUpstream(dst []byte) []byte {
 // is known) and endpoint_id.
 func (s *SystemEvents) appendProviderModel(dst []byte) []byte {
 	dst = append(dst, `,"provider":`...)
-	dst = transform.AppendJSONStringS(dst, s.meta.Provider)
+	dst = jsonout.AppendStringS(dst, s.meta.Provider)
 	dst = append(dst, `,"resolved_model":`...)
 	dst = appendStringOrNull(dst, s.model)
 	dst = append(dst, `,"endpoint_id":`...)
@@ -122,7 +123,7 @@ func (s *SystemEvents) AppendEvent(dst []byte, ev transform.Event) []byte {
 // NoteUsage keeps the upstream's usage object for completed.metadata.usage.
 // Anything but a JSON object is reported as null.
 func (s *SystemEvents) NoteUsage(raw []byte) {
-	usage, ok := transform.AppendCompactJSONObject(s.usage[:0], raw)
+	usage, ok := jsonout.AppendCompactObject(s.usage[:0], raw)
 	if !ok {
 		s.usage = nil
 		return
@@ -132,7 +133,7 @@ func (s *SystemEvents) NoteUsage(raw []byte) {
 
 // NoteViolation keeps a violation for completed.metadata.violations as
 // {code, offset, detail} (CONTRACT.md §4), up to
-// transform.MaxListedViolations of them.
+// jsonout.MaxListedViolations of them.
 func (s *SystemEvents) NoteViolation(ev transform.Event) {
 	s.violations.Note(ev)
 }
@@ -150,7 +151,7 @@ func (s *SystemEvents) AppendCompleted(dst []byte, finishReason string, replyLen
 	dst = append(dst, `,"reply_len":`...)
 	dst = strconv.AppendInt(dst, replyLen, 10)
 	dst = append(dst, `,"metadata":{"finish_reason":`...)
-	dst = transform.AppendJSONStringS(dst, finishReason)
+	dst = jsonout.AppendStringS(dst, finishReason)
 	dst = append(dst, `,"usage":`...)
 	if s.usage != nil {
 		dst = append(dst, s.usage...)
@@ -177,18 +178,18 @@ func (s *SystemEvents) AppendError(dst []byte, ev transform.Event) []byte {
 	}
 	dst = s.AppendEventHead(dst, "error")
 	dst = append(dst, `,"code":`...)
-	dst = transform.AppendJSONStringS(dst, code)
+	dst = jsonout.AppendStringS(dst, code)
 	msg := ev.Text
 	if len(msg) == 0 {
 		dst = append(dst, `,"message":`...)
-		dst = transform.AppendJSONStringS(dst, code)
+		dst = jsonout.AppendStringS(dst, code)
 		dst = append(dst, `,"error":`...)
-		dst = transform.AppendJSONStringS(dst, code)
+		dst = jsonout.AppendStringS(dst, code)
 	} else {
 		dst = append(dst, `,"message":`...)
-		dst = transform.AppendJSONString(dst, msg)
+		dst = jsonout.AppendString(dst, msg)
 		dst = append(dst, `,"error":`...)
-		dst = transform.AppendJSONString(dst, msg)
+		dst = jsonout.AppendString(dst, msg)
 	}
 	dst = s.appendProviderModel(dst)
 	return AppendEventTail(dst)
@@ -217,5 +218,5 @@ func appendStringOrNull(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, "null"...)
 	}
-	return transform.AppendJSONStringS(dst, s)
+	return jsonout.AppendStringS(dst, s)
 }

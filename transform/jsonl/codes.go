@@ -1,6 +1,6 @@
 package jsonl
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/serp"
 
 // The violation codes of the jsonl format (KindViolation.Code). The JSON
 // anomalies inside a line (jsonstream's codes, e.g. invalid_escape) are
@@ -42,9 +42,9 @@ const (
 	CodeEventAfterFinalEnd = "event_after_final_end"
 	// CodeSerpQueriesCleaned: the serp_queries event's list broke a rule
 	// of specs/000 §4, which specs/001 §1.1 applies to it, and was cleaned
-	// (transform.CleanQueries); Text names the rule. The same code as
+	// (serp.CleanQueries); Text names the rule. The same code as
 	// thinkingml's.
-	CodeSerpQueriesCleaned = transform.CodeSerpQueriesCleaned
+	CodeSerpQueriesCleaned = serp.CodeQueriesCleaned
 	// CodeMissingThinkingStart, CodeMissingThinkingEnd, CodeMissingFinalEnd:
 	// the reply ended without the event (specs/001 §2 items 2, 7, 10).
 	CodeMissingThinkingStart = "missing_thinking_start"

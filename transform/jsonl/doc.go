@@ -15,6 +15,6 @@
 // as a violation and the event still passes through, with sections kept
 // paired (every start gets its end, Close ends what is open). A
 // serp_queries list is cleaned by the rules thinkingml applies to its
-// serp_queries comment (specs/001 §1.1, transform.CleanQueries), each rule
+// serp_queries comment (specs/001 §1.1, serp.CleanQueries), each rule
 // broken reported as serp_queries_cleaned.
 package jsonl

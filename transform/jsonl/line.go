@@ -3,7 +3,7 @@ package jsonl
 import (
 	"bytes"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // lineKind is where the parser is in the current line (PARSING.md §5.6:
@@ -43,7 +43,7 @@ type lineState struct {
 	bom   int // bytes of a byte order mark matched at the reply's start
 	start int // lineText: where the unflushed text starts in the chunk
 	cr    bool
-	carry transform.RuneCarry
+	carry parsekit.RuneCarry
 }
 
 // stepLineStart handles a byte at a line's start.

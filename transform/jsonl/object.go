@@ -3,6 +3,7 @@ package jsonl
 import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // The watched fields of a line's object, flat or nested under "data"
@@ -189,10 +190,10 @@ func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
 		o.id, o.idOK = 0, false
 		switch tk.Type {
 		case jsonstream.TypeNumber:
-			o.id, o.idOK = transform.ParsePhaseID(tk.Text)
+			o.id, o.idOK = parsekit.ParsePhaseID(tk.Text)
 		case jsonstream.TypeString:
 			if o.nidBuf <= len(o.idBuf) {
-				o.id, o.idOK = transform.ParsePhaseID(o.idBuf[:o.nidBuf])
+				o.id, o.idOK = parsekit.ParsePhaseID(o.idBuf[:o.nidBuf])
 			}
 		}
 		o.nidBuf = 0

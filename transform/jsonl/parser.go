@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // Parser parses a jsonl reply incrementally. It implements
@@ -16,7 +17,7 @@ type Parser struct {
 	emit  transform.Emit
 
 	off    int64 // reply offset of the current chunk's first byte
-	raw    transform.RawEcho
+	raw    parsekit.RawEcho
 	failed bool // a fatal error was reported: input is ignored
 
 	line lineState

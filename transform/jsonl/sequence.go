@@ -1,6 +1,9 @@
 package jsonl
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/serp"
+)
 
 // sequence tracks the JSONSeq event order (specs/001 §2) and the sections
 // open in the events emitted, which it keeps paired.
@@ -108,7 +111,7 @@ func (s *sequence) event(p *Parser, o *object) {
 		// specs/001 §1.1 and §6 item 5 ask for the query rules of
 		// specs/000 §4, so the list is cleaned and reported as
 		// thinkingml's is.
-		transform.EmitSerpQueries(o.queries, o.off, p.emit)
+		serp.EmitQueries(o.queries, o.off, p.emit)
 	case evFinalEnd:
 		s.finalEnd = true
 		if !s.answered {

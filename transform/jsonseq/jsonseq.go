@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/gymbro"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // ContentType is the response Content-Type of a JSONSeq stream.
@@ -54,7 +55,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindPhaseStart:
 		dst = appendID(e.head(dst, "phase_start"), ev.Index)
 		dst = append(dst, `,"title":`...)
-		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = jsonout.AppendString(dst, ev.Text)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindPhaseDelta:
 		if len(ev.Text) > 0 {
@@ -68,7 +69,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindSerpQueries:
 		dst = e.head(dst, "serp_queries")
 		dst = append(dst, `,"queries":`...)
-		dst = transform.AppendJSONStrings(dst, ev.List)
+		dst = jsonout.AppendStrings(dst, ev.List)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindAnswerEnd:
 		// final_end waits for the terminal event (see appendFinalEnd).
@@ -79,7 +80,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindArtifacts:
 		dst = e.head(dst, "artifacts")
 		dst = append(dst, `,"items":`...)
-		dst = transform.AppendJSONOrString(dst, ev.Text)
+		dst = jsonout.AppendOrString(dst, ev.Text)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindFinish:
 		// specs/001 §2 makes final_end mandatory: a reply that had no
@@ -123,11 +124,11 @@ func (e *Encoder) appendFinalEnd(dst []byte) []byte {
 func (e *Encoder) appendToolCall(dst []byte, ev transform.Event) []byte {
 	dst = e.head(dst, "tool_call")
 	dst = append(dst, `,"id":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, ev.ID)
 	dst = append(dst, `,"name":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = jsonout.AppendStringS(dst, ev.Name)
 	dst = append(dst, `,"args":`...)
-	dst = transform.AppendJSONOrString(dst, ev.Text)
+	dst = jsonout.AppendOrString(dst, ev.Text)
 	return gymbro.AppendEventTail(dst)
 }
 
@@ -138,7 +139,7 @@ func (e *Encoder) appendClarify(dst []byte, c *transform.Clarify) []byte {
 		return dst
 	}
 	dst = append(e.head(dst, "clarify"), ',')
-	dst = transform.AppendClarifyFields(dst, c)
+	dst = jsonout.AppendClarifyFields(dst, c)
 	return gymbro.AppendEventTail(dst)
 }
 
@@ -151,7 +152,7 @@ func appendID(dst []byte, id int) []byte {
 // phase_delta and final_delta are.
 func appendText(dst, text []byte) []byte {
 	dst = append(dst, `,"text":`...)
-	dst = transform.AppendJSONString(dst, text)
+	dst = jsonout.AppendString(dst, text)
 	return gymbro.AppendEventTail(dst)
 }
 

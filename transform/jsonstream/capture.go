@@ -1,6 +1,6 @@
 package jsonstream
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/parsekit"
 
 // capture is the state of a raw capture (Mode Raw, JO17).
 type capture struct {
@@ -9,7 +9,7 @@ type capture struct {
 	idx   int
 	depth int // len(stack) when the captured value began
 	start int // where the unflushed span starts in the current p
-	carry transform.RuneCarry
+	carry parsekit.RuneCarry
 }
 
 // flushCapture reports the captured bytes p[cap.start:end]; hold keeps back

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"unsafe"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // docState is the position of the document stage around the value
@@ -37,7 +37,7 @@ type document struct {
 	proseOff int64 // DocLenient: offset of the first skipped prose byte, -1
 	braceOff int64 // DocLenient: offset of the candidate '{'
 	fatal    bool  // a limit was exceeded
-	carry    transform.RuneCarry
+	carry    parsekit.RuneCarry
 	start    int // DocStrict prose: where the unflushed prose starts in p
 }
 

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // sink says where the content of the string being scanned goes.
@@ -41,7 +42,7 @@ type stringState struct {
 	out       []byte
 	scratch   []byte
 	inScratch bool
-	carry     transform.RuneCarry
+	carry     parsekit.RuneCarry
 	tail      [8]byte
 }
 

@@ -3,7 +3,7 @@ package openai
 import (
 	"strconv"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // chunkTail ends a chunk whose choice has no finish reason yet.
@@ -17,11 +17,11 @@ func (e *Encoder) appendRoleChunk(dst []byte) []byte {
 		return dst
 	}
 	p := append([]byte(nil), `{"id":"chatcmpl-`...)
-	p = transform.AppendJSONStringBodyS(p, e.meta.MessageID)
+	p = jsonout.AppendStringBodyS(p, e.meta.MessageID)
 	p = append(p, `","object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, e.meta.Created.Unix(), 10)
 	p = append(p, `,"model":`...)
-	p = transform.AppendJSONStringS(p, e.model)
+	p = jsonout.AppendStringS(p, e.model)
 	e.prefix = append(p, `,"choices":`...)
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{"role":"assistant","content":""}`...)
@@ -63,10 +63,10 @@ func (e *Encoder) appendReasoning(dst []byte, pre string, text []byte, post stri
 	}
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{"reasoning_content":"`...)
-	dst = transform.AppendJSONStringBodyS(dst, sep)
-	dst = transform.AppendJSONStringBodyS(dst, pre)
-	dst = transform.AppendJSONStringBody(dst, text)
-	dst = transform.AppendJSONStringBodyS(dst, post)
+	dst = jsonout.AppendStringBodyS(dst, sep)
+	dst = jsonout.AppendStringBodyS(dst, pre)
+	dst = jsonout.AppendStringBody(dst, text)
+	dst = jsonout.AppendStringBodyS(dst, post)
 	dst = append(dst, `"}`...)
 	return append(dst, chunkTail...)
 }
@@ -82,7 +82,7 @@ func (e *Encoder) appendContent(dst, text []byte) []byte {
 	}
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{"content":`...)
-	dst = transform.AppendJSONString(dst, text)
+	dst = jsonout.AppendString(dst, text)
 	dst = append(dst, '}')
 	return append(dst, chunkTail...)
 }
@@ -94,7 +94,7 @@ func (e *Encoder) appendContent(dst, text []byte) []byte {
 func (e *Encoder) appendFinishChunks(dst []byte, reason string) []byte {
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{},"logprobs":null,"finish_reason":`...)
-	dst = transform.AppendJSONStringS(dst, reason)
+	dst = jsonout.AppendStringS(dst, reason)
 	dst = append(dst, "}]}\n\n"...)
 	if e.usage != nil {
 		dst = append(dst, "data: "...)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // completion is what a non-streamed completion accumulates until the
@@ -37,20 +38,20 @@ func (c *completion) addTool(ev transform.Event) {
 func (e *Encoder) appendCompletion(dst []byte, reason string) []byte {
 	c := &e.whole
 	dst = append(dst, `{"id":"chatcmpl-`...)
-	dst = transform.AppendJSONStringBodyS(dst, e.meta.MessageID)
+	dst = jsonout.AppendStringBodyS(dst, e.meta.MessageID)
 	dst = append(dst, `","object":"chat.completion","created":`...)
 	dst = strconv.AppendInt(dst, e.meta.Created.Unix(), 10)
 	dst = append(dst, `,"model":`...)
-	dst = transform.AppendJSONStringS(dst, e.model)
+	dst = jsonout.AppendStringS(dst, e.model)
 	dst = append(dst, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if len(c.content) == 0 && len(c.tools) > 0 {
 		dst = append(dst, "null"...)
 	} else {
-		dst = transform.AppendJSONString(dst, c.content)
+		dst = jsonout.AppendString(dst, c.content)
 	}
 	if len(c.reasoning) > 0 {
 		dst = append(dst, `,"reasoning_content":`...)
-		dst = transform.AppendJSONString(dst, c.reasoning)
+		dst = jsonout.AppendString(dst, c.reasoning)
 	}
 	if len(c.tools) > 0 {
 		// Calls end in any order when they interleave; the message lists
@@ -62,17 +63,17 @@ func (e *Encoder) appendCompletion(dst []byte, reason string) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"id":`...)
-			dst = transform.AppendJSONStringS(dst, t.id)
+			dst = jsonout.AppendStringS(dst, t.id)
 			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = transform.AppendJSONStringS(dst, t.name)
+			dst = jsonout.AppendStringS(dst, t.name)
 			dst = append(dst, `,"arguments":`...)
-			dst = transform.AppendJSONString(dst, t.args)
+			dst = jsonout.AppendString(dst, t.args)
 			dst = append(dst, "}}"...)
 		}
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	dst = transform.AppendJSONStringS(dst, reason)
+	dst = jsonout.AppendStringS(dst, reason)
 	dst = append(dst, "}]"...)
 	if e.usage != nil {
 		dst = append(dst, `,"usage":`...)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // The response Content-Types: a streamed completion is SSE (ContentType,
@@ -170,7 +171,7 @@ func finishReason(reason string, toolCalls bool) string {
 // non-streaming upstream may pretty-print it). Anything but a valid JSON
 // object is dropped: the SDKs type usage as an object.
 func (e *Encoder) noteUsage(raw []byte) {
-	usage, ok := transform.AppendCompactJSONObject(e.usage[:0], raw)
+	usage, ok := jsonout.AppendCompactObject(e.usage[:0], raw)
 	if !ok {
 		usage = nil
 	}
@@ -192,12 +193,12 @@ func (e *Encoder) appendError(dst []byte, ev transform.Event) []byte {
 	}
 	dst = append(dst, `{"error":{"message":`...)
 	if len(ev.Text) > 0 {
-		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = jsonout.AppendString(dst, ev.Text)
 	} else {
-		dst = transform.AppendJSONStringS(dst, code)
+		dst = jsonout.AppendStringS(dst, code)
 	}
 	dst = append(dst, `,"type":"`+ErrorType+`","param":null,"code":`...)
-	dst = transform.AppendJSONStringS(dst, code)
+	dst = jsonout.AppendStringS(dst, code)
 	dst = append(dst, "}}\n"...)
 	if e.meta.Stream {
 		dst = append(dst, '\n')

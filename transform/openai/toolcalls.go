@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // maxToolIndex bounds the tool call indices a stream sends, far above
@@ -47,9 +48,9 @@ func (e *Encoder) appendToolCallStart(dst []byte, ev transform.Event) []byte {
 	dst = append(dst, `{"tool_calls":[{"index":`...)
 	dst = strconv.AppendInt(dst, int64(ev.Index), 10)
 	dst = append(dst, `,"id":`...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, ev.ID)
 	dst = append(dst, `,"type":"function","function":{"name":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = jsonout.AppendStringS(dst, ev.Name)
 	dst = append(dst, `,"arguments":""}}]}`...)
 	return append(dst, chunkTail...)
 }
@@ -75,7 +76,7 @@ func (e *Encoder) appendToolArgs(dst []byte, index int, args []byte) []byte {
 	dst = append(dst, `{"tool_calls":[{"index":`...)
 	dst = strconv.AppendInt(dst, int64(index), 10)
 	dst = append(dst, `,"function":{"arguments":`...)
-	dst = transform.AppendJSONString(dst, args)
+	dst = jsonout.AppendString(dst, args)
 	dst = append(dst, `}}]}`...)
 	return append(dst, chunkTail...)
 }

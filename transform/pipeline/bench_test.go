@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // upstreamBody builds an upstream SSE body whose content deltas are the
@@ -24,7 +25,7 @@ func upstreamBody(reply string, size int) []byte {
 			n++
 		}
 		b.WriteString(head + `{"content":`)
-		b.Write(transform.AppendJSONStringS(nil, reply[:n]))
+		b.Write(jsonout.AppendStringS(nil, reply[:n]))
 		b.WriteString(`},"finish_reason":null}]}` + "\n\n")
 		reply = reply[n:]
 	}

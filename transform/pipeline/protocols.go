@@ -4,6 +4,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/aisdk"
 	"github.com/llmstream/llmstream/transform/gymbro"
+	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/jsonseq"
 	"github.com/llmstream/llmstream/transform/openai"
 	"github.com/llmstream/llmstream/transform/skillpet"
@@ -42,9 +43,9 @@ func (pr *Protocol) RefusalBody(dst []byte, code, msg string) []byte {
 		return pr.refusal(dst, code, msg)
 	}
 	dst = append(dst, `{"error":{"message":`...)
-	dst = transform.AppendJSONStringS(dst, msg)
+	dst = jsonout.AppendStringS(dst, msg)
 	dst = append(dst, `,"type":"upstream_error","code":`...)
-	dst = transform.AppendJSONStringS(dst, code)
+	dst = jsonout.AppendStringS(dst, code)
 	return append(dst, "}}"...)
 }
 

@@ -3,7 +3,7 @@ package request
 import (
 	"strings"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // rewriteAISDK turns what the AI SDK's useChat (DefaultChatTransport)
@@ -30,7 +30,7 @@ func (s *Shaper) rewriteAISDK(body []byte, prompt, mode string) ([]byte, Info, *
 	mid = append(mid, '{')
 	if s.Model != "" {
 		mid = append(mid, `"model":`...)
-		mid = transform.AppendJSONStringS(mid, s.Model)
+		mid = jsonout.AppendStringS(mid, s.Model)
 		mid = append(mid, ',')
 	}
 	mid = append(mid, `"messages":[`...)

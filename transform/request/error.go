@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // The error codes of a body that cannot be rewritten (CONTRACT.md §3: "the
@@ -60,15 +60,15 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 func (e *Error) AppendJSON(dst []byte, format string) []byte {
 	if format == FormatSkillpet {
 		dst = append(dst, `{"error":`...)
-		dst = transform.AppendJSONStringS(dst, strings.ToUpper(e.Code))
+		dst = jsonout.AppendStringS(dst, strings.ToUpper(e.Code))
 		dst = append(dst, `,"message":`...)
-		dst = transform.AppendJSONStringS(dst, e.Message)
+		dst = jsonout.AppendStringS(dst, e.Message)
 		return append(dst, '}')
 	}
 	dst = append(dst, `{"error":{"code":`...)
-	dst = transform.AppendJSONStringS(dst, e.Code)
+	dst = jsonout.AppendStringS(dst, e.Code)
 	dst = append(dst, `,"message":`...)
-	dst = transform.AppendJSONStringS(dst, e.Message)
+	dst = jsonout.AppendStringS(dst, e.Message)
 	return append(dst, "}}"...)
 }
 

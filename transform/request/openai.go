@@ -1,8 +1,6 @@
 package request
 
-import (
-	"github.com/llmstream/llmstream/transform"
-)
+import "github.com/llmstream/llmstream/transform/jsonout"
 
 // The top-level members the openai rewrite changes, as indexes into
 // touched. Their order is the order in which absent ones are appended to the
@@ -117,7 +115,7 @@ func (s *Shaper) splice(d jsonDoc, root span, prompt, mode string) ([]byte, Info
 		if n > 0 {
 			out = append(out, ',')
 		}
-		out = transform.AppendJSONStringS(out, name)
+		out = jsonout.AppendStringS(out, name)
 		out = append(out, ':')
 		var changed bool
 		if out, changed = s.appendValue(out, k, d, span{}, prompt, mode); !changed {
@@ -138,7 +136,7 @@ func (s *Shaper) appendValue(dst []byte, k int, d jsonDoc, cur span, prompt, mod
 		if s.Model == "" {
 			return dst, false
 		}
-		return transform.AppendJSONStringS(dst, s.Model), true
+		return jsonout.AppendStringS(dst, s.Model), true
 	case tMessages:
 		return appendMessages(dst, d, cur, prompt, mode), true
 	case tTools:
@@ -219,7 +217,7 @@ func appendMessages(dst []byte, d jsonDoc, msgs span, prompt, mode string) []byt
 // appendSystemMessage appends {"role":"system","content":prompt}.
 func appendSystemMessage(dst []byte, prompt string) []byte {
 	dst = append(dst, `{"role":"system","content":`...)
-	dst = transform.AppendJSONStringS(dst, prompt)
+	dst = jsonout.AppendStringS(dst, prompt)
 	return append(dst, '}')
 }
 

@@ -1,8 +1,6 @@
 package request
 
-import (
-	"github.com/llmstream/llmstream/transform"
-)
+import "github.com/llmstream/llmstream/transform/jsonout"
 
 // rewriteSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
 // projectId and message required; enableThinking, enableSearch,
@@ -32,7 +30,7 @@ func (s *Shaper) rewriteSkillpet(body []byte, prompt, mode string) ([]byte, Info
 	mid = append(mid, '{')
 	if s.Model != "" {
 		mid = append(mid, `"model":`...)
-		mid = transform.AppendJSONStringS(mid, s.Model)
+		mid = jsonout.AppendStringS(mid, s.Model)
 		mid = append(mid, ',')
 	}
 	mid = append(mid, `"messages":[{"role":"user","content":`...)
@@ -101,7 +99,7 @@ func appendSkillpetContent(dst []byte, d jsonDoc, msg, attachments span) []byte 
 	dst = append(dst, d[msg.start:msg.end-1]...)
 	if notes != nil {
 		mark := len(dst)
-		dst = transform.AppendJSONString(dst, notes)
+		dst = jsonout.AppendString(dst, notes)
 		dst = append(dst[:mark], dst[mark+1:]...) // drop the notes' opening quote
 	} else {
 		dst = append(dst, '"')

@@ -1,6 +1,6 @@
 package request
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/jsonout"
 
 // appendTools appends the client's tools array cur merged with the
 // configured tools (CONTRACT.md §3): a client tool whose function name a
@@ -86,10 +86,10 @@ func indexOf(names []string, name string) int {
 func appendToolChoice(dst []byte, choice string) []byte {
 	switch choice {
 	case ToolChoiceAuto, ToolChoiceNone, ToolChoiceRequired:
-		return transform.AppendJSONStringS(dst, choice)
+		return jsonout.AppendStringS(dst, choice)
 	}
 	dst = append(dst, `{"type":"function","function":{"name":`...)
-	dst = transform.AppendJSONStringS(dst, choice)
+	dst = jsonout.AppendStringS(dst, choice)
 	return append(dst, "}}"...)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // AskUserQuestion is one question of an ask_user form, normalised as
@@ -132,18 +133,18 @@ func appendAskUserEvent(dst []byte, qs []AskUserQuestion) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"id":`...)
-		dst = transform.AppendJSONStringS(dst, q.ID)
+		dst = jsonout.AppendStringS(dst, q.ID)
 		dst = append(dst, `,"prompt":`...)
-		dst = transform.AppendJSONStringS(dst, q.Prompt)
+		dst = jsonout.AppendStringS(dst, q.Prompt)
 		dst = append(dst, `,"options":[`...)
 		for j, o := range q.Options {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"id":`...)
-			dst = transform.AppendJSONStringS(dst, o.ID)
+			dst = jsonout.AppendStringS(dst, o.ID)
 			dst = append(dst, `,"label":`...)
-			dst = transform.AppendJSONStringS(dst, o.Label)
+			dst = jsonout.AppendStringS(dst, o.Label)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -155,7 +156,7 @@ func appendAskUserEvent(dst []byte, qs []AskUserQuestion) []byte {
 		}
 		if q.FreeTextPlaceholder != "" {
 			dst = append(dst, `,"freeTextPlaceholder":`...)
-			dst = transform.AppendJSONStringS(dst, q.FreeTextPlaceholder)
+			dst = jsonout.AppendStringS(dst, q.FreeTextPlaceholder)
 		}
 		dst = append(dst, '}')
 	}

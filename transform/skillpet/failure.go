@@ -3,7 +3,7 @@ package skillpet
 import (
 	"net/http"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // ChatFailedStatus is the HTTP status of a skillpet request whose upstream
@@ -17,6 +17,6 @@ const ChatFailedStatus = http.StatusBadGateway
 // has started, failures are the Encoder's error event.
 func AppendChatFailed(dst []byte, message string) []byte {
 	dst = append(dst, `{"error":"CHAT_FAILED","message":`...)
-	dst = transform.AppendJSONStringS(dst, message)
+	dst = jsonout.AppendStringS(dst, message)
 	return append(dst, "}\n"...)
 }

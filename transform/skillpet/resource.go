@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // The fallbackText labels of the resource events: specs/002 §3.8 has the UI
@@ -25,14 +25,14 @@ func (e *Encoder) appendSerpQueries(dst []byte, queries []string) []byte {
 	}
 	dst = e.endThinking(dst)
 	dst = append(dst, "event: resource\ndata: {\"resourceType\":\"serp_queries\",\"data\":"...)
-	dst = transform.AppendJSONStrings(dst, queries)
+	dst = jsonout.AppendStrings(dst, queries)
 	dst = append(dst, `,"fallbackText":"`...)
 	dst = append(dst, serpQueriesLabel...)
 	for i, q := range queries {
 		if i > 0 {
 			dst = append(dst, fallbackSep...)
 		}
-		dst = transform.AppendJSONStringBodyS(dst, q)
+		dst = jsonout.AppendStringBodyS(dst, q)
 	}
 	return append(dst, "\"}\n\n"...)
 }
@@ -48,7 +48,7 @@ func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 	}
 	dst = e.endThinking(dst)
 	dst = append(dst, "event: resource\ndata: {\"resourceType\":\"artifacts\",\"data\":"...)
-	dst = transform.AppendJSONOrString(dst, raw)
+	dst = jsonout.AppendOrString(dst, raw)
 	v, _ := decodeJSON(raw)
 	var names []string
 	if list, ok := v.([]any); ok {
@@ -60,7 +60,7 @@ func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 	}
 	if len(names) > 0 {
 		dst = append(dst, `,"fallbackText":`...)
-		dst = transform.AppendJSONStringS(dst, artifactsLabel+strings.Join(names, fallbackSep))
+		dst = jsonout.AppendStringS(dst, artifactsLabel+strings.Join(names, fallbackSep))
 	}
 	return append(dst, "}\n\n"...)
 }

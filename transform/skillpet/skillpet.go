@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 // ContentType is the response Content-Type of a skillpet stream.
@@ -82,7 +83,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		}
 		dst = e.endThinking(dst)
 		dst = append(dst, "event: token\ndata: {\"content\":"...)
-		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = jsonout.AppendString(dst, ev.Text)
 		dst = append(dst, "}\n\n"...)
 	case transform.KindSerpSummary:
 		// A serp summary says what the model is looking for: a transient
@@ -90,7 +91,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		// It comes between <think> and <thinking>, so it does not end the
 		// thinking.
 		dst = append(dst, "event: status\ndata: {\"message\":"...)
-		dst = transform.AppendJSONString(dst, ev.Text)
+		dst = jsonout.AppendString(dst, ev.Text)
 		dst = append(dst, "}\n\n"...)
 	case transform.KindSerpQueries:
 		dst = e.appendSerpQueries(dst, ev.List)
@@ -120,7 +121,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		if id == "" {
 			id = e.meta.MessageID
 		}
-		dst = transform.AppendJSONStringS(dst, id)
+		dst = jsonout.AppendStringS(dst, id)
 		dst = append(dst, "}\n\n"...)
 	case transform.KindError:
 		e.done = true
@@ -130,11 +131,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = append(dst, "event: error\ndata: {\"message\":"...)
 		switch {
 		case len(ev.Text) > 0:
-			dst = transform.AppendJSONString(dst, ev.Text)
+			dst = jsonout.AppendString(dst, ev.Text)
 		case ev.Code != "":
-			dst = transform.AppendJSONStringS(dst, ev.Code)
+			dst = jsonout.AppendStringS(dst, ev.Code)
 		default:
-			dst = transform.AppendJSONStringS(dst, transform.CodeUpstreamError)
+			dst = jsonout.AppendStringS(dst, transform.CodeUpstreamError)
 		}
 		dst = append(dst, "}\n\n"...)
 	}
@@ -168,12 +169,12 @@ func (e *Encoder) appendArgsHeartbeat(dst []byte) []byte {
 // JSON object are left out rather than sent in another shape.
 func appendToolStart(dst []byte, ev transform.Event) []byte {
 	dst = append(dst, "event: tool_start\ndata: {\"id\":"...)
-	dst = transform.AppendJSONStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, ev.ID)
 	dst = append(dst, `,"name":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
+	dst = jsonout.AppendStringS(dst, ev.Name)
 	dst = append(dst, `,"label":`...)
-	dst = transform.AppendJSONStringS(dst, ev.Name)
-	if args, ok := transform.AppendCompactJSONObject(append(dst, `,"args":`...), ev.Text); ok {
+	dst = jsonout.AppendStringS(dst, ev.Name)
+	if args, ok := jsonout.AppendCompactObject(append(dst, `,"args":`...), ev.Text); ok {
 		dst = args
 	}
 	return append(dst, "}\n\n"...)

@@ -1,6 +1,6 @@
 package skillpet
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/jsonout"
 
 // appendThinking appends a thinking event with text (specs/002 §3.2).
 // Empty text and meta.NoThinking send nothing.
@@ -9,7 +9,7 @@ func (e *Encoder) appendThinking(dst, text []byte) []byte {
 		return dst
 	}
 	dst = e.openThinking(dst)
-	dst = transform.AppendJSONStringBody(dst, text)
+	dst = jsonout.AppendStringBody(dst, text)
 	return append(dst, "\"}\n\n"...)
 }
 
@@ -21,7 +21,7 @@ func (e *Encoder) appendThinkingTitle(dst, title []byte) []byte {
 	}
 	dst = e.openThinking(dst)
 	dst = append(dst, "**"...)
-	dst = transform.AppendJSONStringBody(dst, title)
+	dst = jsonout.AppendStringBody(dst, title)
 	return append(dst, "**\\n\\n\"}\n\n"...)
 }
 

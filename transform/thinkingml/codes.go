@@ -1,6 +1,6 @@
 package thinkingml
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/serp"
 
 // The violation codes the parser reports (transform.KindViolation). Each is
 // a structural anomaly after which the model's text still reaches the
@@ -72,10 +72,10 @@ const (
 	// array of strings (TM29). The comment stays answer text.
 	CodeSerpQueriesJSON = "serp_queries_json"
 	// CodeSerpQueriesCleaned: the query list broke a rule of specs/000 §4
-	// and was cleaned (transform.CleanQueries). Text names the rule:
+	// and was cleaned (serp.CleanQueries). Text names the rule:
 	// "too_many", "duplicate", "too_long", "sensitive" or "empty". jsonl
 	// reports the same code for its serp_queries event.
-	CodeSerpQueriesCleaned = transform.CodeSerpQueriesCleaned
+	CodeSerpQueriesCleaned = serp.CodeQueriesCleaned
 	// CodeDuplicateSerpQueries: a second serp_queries comment in one answer.
 	// It stays answer text.
 	CodeDuplicateSerpQueries = "duplicate_serp_queries"

@@ -3,7 +3,7 @@ package thinkingml
 import (
 	"bytes"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/serp"
 )
 
 // commentScan is the progress through a held "<!--" in <final>.
@@ -127,7 +127,7 @@ func (p *Parser) endComment() {
 	}
 	p.dropSpace()
 	p.skip(blk)
-	transform.EmitSerpQueries(list, p.blockOff, p.emit)
+	serp.EmitQueries(list, p.blockOff, p.emit)
 	p.cur.serpFound, p.cur.afterSerp = true, true
 	p.block = p.block[:0]
 	p.st = stFinal

@@ -32,7 +32,7 @@
 // them (TM15 "<<think>"). Held bytes are bounded by the longest legal tag
 // (<<ParsingError>>, 16 bytes), a tag name held only to report it as
 // unknown by 32 bytes, a <phase> tag by Limits.MaxTagBytes. Text events never end mid-rune
-// (transform.RuneCarry). Each byte is examined O(1) times; nothing is
+// (parsekit.RuneCarry). Each byte is examined O(1) times; nothing is
 // re-parsed. Event Text is borrowed: valid only until emit returns.
 //
 // # Policies
@@ -117,7 +117,7 @@
 // MaxBlockBytes, until "-->". If its trimmed body is <serp_queries> … </serp_queries>
 // around a JSON array of strings, it and the whitespace before it are
 // removed from the answer and become one SerpQueries, cleaned (see
-// transform.CleanQueries: trimmed, empty ones and those holding an e-mail address,
+// serp.CleanQueries: trimmed, empty ones and those holding an e-mail address,
 // phone number or IP address dropped, cut to 80 runes, duplicates dropped,
 // at most 5; every rule broken is reported as serp_queries_cleaned). An
 // empty array gives an empty, non-nil List. A body that is not such an

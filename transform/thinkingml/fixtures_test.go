@@ -109,17 +109,17 @@ func TestFixturesCoverCodes(t *testing.T) {
 }
 
 // declaredCodes reads the Code constants of codes.go. A code shared with
-// other formats is declared there as transform.CodeX, whose value is read
-// from the root package's source.
+// other formats is declared there as serp.CodeX, whose value is read from
+// that package's source.
 func declaredCodes(t *testing.T) []string {
 	t.Helper()
-	shared := stringConsts(t, "../serpqueries.go")
+	shared := stringConsts(t, "../serp/queries.go")
 	var codes []string
 	for name, value := range stringConsts(t, "codes.go") {
 		if !strings.HasPrefix(name, "Code") {
 			continue
 		}
-		if v, ok := shared[strings.TrimPrefix(value, "transform.")]; ok {
+		if v, ok := shared[strings.TrimPrefix(value, "serp.")]; ok {
 			value = v
 		}
 		codes = append(codes, value)
@@ -132,7 +132,7 @@ func declaredCodes(t *testing.T) []string {
 }
 
 // stringConsts returns the constants of the Go file at path whose value is
-// a string literal, or a selector transform.X, returned as "transform.X".
+// a string literal, or a selector serp.X, returned as "serp.X".
 func stringConsts(t *testing.T, path string) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
@@ -156,8 +156,8 @@ func stringConsts(t *testing.T, path string) map[string]string {
 			}
 			consts[vs.Names[0].Name] = s
 		case *ast.SelectorExpr:
-			if x, ok := v.X.(*ast.Ident); ok && x.Name == "transform" {
-				consts[vs.Names[0].Name] = "transform." + v.Sel.Name
+			if x, ok := v.X.(*ast.Ident); ok && x.Name == "serp" {
+				consts[vs.Names[0].Name] = "serp." + v.Sel.Name
 			}
 		}
 		return true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // state is the parser's position in the grammar of specs/000 §1
@@ -51,7 +52,7 @@ type Parser struct {
 	m       matcher
 	scratch []byte
 
-	carry transform.RuneCarry
+	carry parsekit.RuneCarry
 
 	// space holds whitespace in <final> until it is known whether a
 	// serp_queries comment follows (TM27).

@@ -1,6 +1,6 @@
 package thinkingml
 
-import "github.com/llmstream/llmstream/transform"
+import "github.com/llmstream/llmstream/transform/parsekit"
 
 // actPhase handles a complete <phase …> tag at off, in <thinking> with no
 // phase open (phaseTag and headTag close an open one first). The phase
@@ -21,7 +21,7 @@ func (p *Parser) actPhase(tag []byte, off int64) {
 	if !plain && a.hasID && a.idStart >= 0 {
 		val = tag[a.idStart:a.idEnd]
 	}
-	id, ok := transform.ParsePhaseID(val)
+	id, ok := parsekit.ParsePhaseID(val)
 	switch {
 	case !ok:
 		p.violation(CodeBadPhaseID, off, val)

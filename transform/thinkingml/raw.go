@@ -1,6 +1,9 @@
 package thinkingml
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
+)
 
 // rawChannel emits the reply as written (transform.KindRaw), for the gymbro
 // protocol. It is the same single scan as the structure: the bytes of a
@@ -95,7 +98,7 @@ func (r *rawChannel) incompleteTail(p *Parser, end int64) int {
 		n++
 		tail[len(tail)-n] = c
 	}
-	return transform.IncompleteSuffix(tail[len(tail)-n:])
+	return parsekit.IncompleteSuffix(tail[len(tail)-n:])
 }
 
 // emitRaw emits b as a KindRaw event.

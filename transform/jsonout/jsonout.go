@@ -1,4 +1,4 @@
-package transform
+package jsonout
 
 import (
 	"bytes"
@@ -6,11 +6,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 )
-
-// This file holds the JSON encoding the protocol encoders share. Every
-// function appends to the caller's buffer, like strconv.AppendInt, and
-// allocates only when that buffer must grow, so that encoders allocate
-// nothing per delta.
 
 // jsonSafe[b] is true for ASCII bytes that appear in a JSON string as they
 // are. Like JSON.stringify, and unlike encoding/json's HTML-safe default,
@@ -24,25 +19,25 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a quoted JSON string. Invalid UTF-8 becomes
+// AppendString appends s as a quoted JSON string. Invalid UTF-8 becomes
 // U+FFFD, and U+2028 / U+2029 are escaped so that the output is also valid
 // JavaScript. It allocates only when dst must grow.
-func AppendJSONString(dst, s []byte) []byte {
+func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	dst = AppendJSONStringBody(dst, s)
+	dst = AppendStringBody(dst, s)
 	return append(dst, '"')
 }
 
-// AppendJSONStringS is AppendJSONString for a string.
-func AppendJSONStringS(dst []byte, s string) []byte {
-	return AppendJSONString(dst, bytesOf(s))
+// AppendStringS is AppendString for a string.
+func AppendStringS(dst []byte, s string) []byte {
+	return AppendString(dst, bytesOf(s))
 }
 
-// AppendJSONStringBody appends s escaped as AppendJSONString escapes it,
+// AppendStringBody appends s escaped as AppendString escapes it,
 // without the quotes, so that several pieces (a phase title and its
 // Markdown, the two halves of a character cut between deltas) can be
 // joined into one JSON string value. It allocates only when dst must grow.
-func AppendJSONStringBody(dst, s []byte) []byte {
+func AppendStringBody(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -87,32 +82,32 @@ func AppendJSONStringBody(dst, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
-// AppendJSONStringBodyS is AppendJSONStringBody for a string.
-func AppendJSONStringBodyS(dst []byte, s string) []byte {
-	return AppendJSONStringBody(dst, bytesOf(s))
+// AppendStringBodyS is AppendStringBody for a string.
+func AppendStringBodyS(dst []byte, s string) []byte {
+	return AppendStringBody(dst, bytesOf(s))
 }
 
-// AppendJSONStrings appends list as a JSON array of strings; an empty or
+// AppendStrings appends list as a JSON array of strings; an empty or
 // nil list is [], never null, so that clients can iterate it unchecked.
-func AppendJSONStrings(dst []byte, list []string) []byte {
+func AppendStrings(dst []byte, list []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range list {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendJSONStringS(dst, s)
+		dst = AppendStringS(dst, s)
 	}
 	return append(dst, ']')
 }
 
-// AppendCompactJSON appends raw without insignificant whitespace, so that a
+// AppendCompact appends raw without insignificant whitespace, so that a
 // JSON value the model or the upstream pretty-printed fits on one SSE data
 // line; strings are copied as written, escapes included. It reports false,
 // appending nothing, when raw is not valid JSON or not valid UTF-8:
 // encoding/json accepts invalid UTF-8 inside strings, where a client's
 // JSON.parse would see U+FFFD instead of what the model wrote. It allocates
 // only when dst must grow.
-func AppendCompactJSON(dst, raw []byte) ([]byte, bool) {
+func AppendCompact(dst, raw []byte) ([]byte, bool) {
 	if !utf8.Valid(raw) || !json.Valid(raw) {
 		return dst, false
 	}
@@ -125,25 +120,25 @@ func AppendCompactJSON(dst, raw []byte) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
-// AppendCompactJSONObject is AppendCompactJSON for a value the client types
+// AppendCompactObject is AppendCompact for a value the client types
 // as an object (usage, tool arguments): it also reports false, appending
 // nothing, when raw is valid JSON but not an object.
-func AppendCompactJSONObject(dst, raw []byte) ([]byte, bool) {
-	out, ok := AppendCompactJSON(dst, raw)
+func AppendCompactObject(dst, raw []byte) ([]byte, bool) {
+	out, ok := AppendCompact(dst, raw)
 	if !ok || out[len(dst)] != '{' {
 		return dst, false
 	}
 	return out, true
 }
 
-// AppendJSONOrString appends raw compacted when AppendCompactJSON accepts
+// AppendOrString appends raw compacted when AppendCompact accepts
 // it, and otherwise raw as a JSON string, so that a value the model wrote
 // badly still reaches the client, visibly, on a line that stays JSON.
-func AppendJSONOrString(dst, raw []byte) []byte {
-	if out, ok := AppendCompactJSON(dst, raw); ok {
+func AppendOrString(dst, raw []byte) []byte {
+	if out, ok := AppendCompact(dst, raw); ok {
 		return out
 	}
-	return AppendJSONString(dst, raw)
+	return AppendString(dst, raw)
 }
 
 func bytesOf(s string) []byte {

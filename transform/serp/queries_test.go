@@ -1,4 +1,4 @@
-package transform
+package serp
 
 import (
 	"slices"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
 )
 
 func TestCleanQueries(t *testing.T) {
@@ -64,11 +66,11 @@ func TestCleanQueries(t *testing.T) {
 
 func TestEmitSerpQueries(t *testing.T) {
 	var got []string
-	emit := func(ev Event) {
+	emit := func(ev transform.Event) {
 		switch ev.Kind {
-		case KindViolation:
+		case transform.KindViolation:
 			got = append(got, ev.Code+"@"+strconv.FormatInt(ev.Offset, 10)+":"+string(ev.Text))
-		case KindSerpQueries:
+		case transform.KindSerpQueries:
 			got = append(got, "Q"+strings.Join(ev.List, ","))
 			if ev.List == nil {
 				t.Error("nil List")
@@ -77,8 +79,8 @@ func TestEmitSerpQueries(t *testing.T) {
 			t.Errorf("unexpected %s", ev.Kind)
 		}
 	}
-	EmitSerpQueries([]string{"b", " b", "", "a"}, 7, emit)
-	EmitSerpQueries(nil, 9, emit)
+	EmitQueries([]string{"b", " b", "", "a"}, 7, emit)
+	EmitQueries(nil, 9, emit)
 	want := "serp_queries_cleaned@7:duplicate|serp_queries_cleaned@7:empty|Qb,a|Q"
 	if s := strings.Join(got, "|"); s != want {
 		t.Errorf("events %s, want %s", s, want)

@@ -1,6 +1,6 @@
 //go:build race
 
-package transform_test
+package jsonout_test
 
 // The race detector makes sync.Pool drop items at random, so code that
 // reuses pooled state (encoding/json's scanner) allocates under -race.

@@ -1,13 +1,17 @@
-package transform
+package jsonout
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/llmstream/llmstream/transform"
+)
 
 // MaxListedViolations bounds the violations a ViolationList keeps, so that
 // a reply that breaks its structure on every line costs bounded memory.
 // Further violations are dropped from the list (the log still has them).
 const MaxListedViolations = 100
 
-// ViolationList collects the KindViolation events of a stream as JSON
+// ViolationList collects the transform.KindViolation events of a stream as JSON
 // objects {code, offset, detail} (CONTRACT.md §4), for the protocols that
 // report them together before the end (gymbro completed.metadata, aisdk
 // data-violations). It keeps at most MaxListedViolations of them. The zero
@@ -20,7 +24,7 @@ type ViolationList struct {
 }
 
 // Note adds the violation ev to the list, unless it is full.
-func (l *ViolationList) Note(ev Event) {
+func (l *ViolationList) Note(ev transform.Event) {
 	if l.n >= MaxListedViolations {
 		return
 	}
@@ -29,11 +33,11 @@ func (l *ViolationList) Note(ev Event) {
 	}
 	l.n++
 	l.objects = append(l.objects, `{"code":`...)
-	l.objects = AppendJSONStringS(l.objects, ev.Code)
+	l.objects = AppendStringS(l.objects, ev.Code)
 	l.objects = append(l.objects, `,"offset":`...)
 	l.objects = strconv.AppendInt(l.objects, ev.Offset, 10)
 	l.objects = append(l.objects, `,"detail":`...)
-	l.objects = AppendJSONString(l.objects, ev.Text)
+	l.objects = AppendString(l.objects, ev.Text)
 	l.objects = append(l.objects, '}')
 }
 

@@ -1,4 +1,8 @@
-package caddymodule
+// Package llmmock is the llm_mock Caddy module: a fake OpenAI-compatible
+// upstream that streams configured replies as chat.completion.chunk SSE (or
+// answers one chat.completion), for the default Caddyfile, the examples, the
+// tests and the benchmarks. It has no part in serving real traffic.
+package llmmock
 
 import (
 	"encoding/json"
@@ -16,9 +20,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/tidwall/gjson"
-
-	"github.com/llmstream/llmstream/transform"
 )
 
 func init() {
@@ -218,12 +221,12 @@ func (t *mockTurn) stream(usage bool) error {
 	for i, c := range t.m.toolCalls {
 		finish = `"tool_calls"`
 		head := `{"tool_calls":[{"index":` + strconv.Itoa(i) + `,"id":"call_mock_` + strconv.Itoa(i) +
-			`","type":"function","function":{"name":` + string(transform.AppendJSONStringS(nil, c.name)) + `,"arguments":""}}]}`
+			`","type":"function","function":{"name":` + string(jsonout.AppendStringS(nil, c.name)) + `,"arguments":""}}]}`
 		if err := t.chunk(head, "null"); err != nil {
 			return err
 		}
 		for _, piece := range t.pieces([]byte(c.args)) {
-			d := append([]byte(`{"tool_calls":[{"index":`+strconv.Itoa(i)+`,"function":{"arguments":`), transform.AppendJSONString(nil, piece)...)
+			d := append([]byte(`{"tool_calls":[{"index":`+strconv.Itoa(i)+`,"function":{"arguments":`), jsonout.AppendString(nil, piece)...)
 			if err := t.chunk(string(d)+`}}]}`, "null"); err != nil {
 				return err
 			}
@@ -235,7 +238,7 @@ func (t *mockTurn) stream(usage bool) error {
 	if usage {
 		t.buf = append(t.buf[:0], `data: {"id":"`+t.id+`","object":"chat.completion.chunk","created":`+strconv.FormatInt(t.created, 10)+
 			`,"model":`...)
-		t.buf = transform.AppendJSONStringS(t.buf, t.m.Model)
+		t.buf = jsonout.AppendStringS(t.buf, t.m.Model)
 		t.buf = append(t.buf, `,"choices":[],"usage":`+t.usage()+"}\n\n"...)
 		if err := t.write(t.buf); err != nil {
 			return err
@@ -255,14 +258,14 @@ func (t *mockTurn) delta(field string, piece []byte) error {
 			return nil // the client left: stop quietly
 		}
 	}
-	d := append([]byte(`{"`+field+`":`), transform.AppendJSONString(nil, piece)...)
+	d := append([]byte(`{"`+field+`":`), jsonout.AppendString(nil, piece)...)
 	return t.chunk(string(append(d, '}')), "null")
 }
 
 // chunk writes one chat.completion.chunk with the given delta object.
 func (t *mockTurn) chunk(delta, finish string) error {
 	t.buf = append(t.buf[:0], `data: {"id":"`+t.id+`","object":"chat.completion.chunk","created":`+strconv.FormatInt(t.created, 10)+`,"model":`...)
-	t.buf = transform.AppendJSONStringS(t.buf, t.m.Model)
+	t.buf = jsonout.AppendStringS(t.buf, t.m.Model)
 	t.buf = append(t.buf, `,"choices":[{"index":0,"delta":`+delta+`,"logprobs":null,"finish_reason":`+finish+"}]}\n\n"...)
 	return t.write(t.buf)
 }
@@ -282,12 +285,12 @@ func (t *mockTurn) write(b []byte) error {
 // completion writes the whole reply as one chat.completion.
 func (t *mockTurn) completion() error {
 	b := []byte(`{"id":"` + t.id + `","object":"chat.completion","created":` + strconv.FormatInt(t.created, 10) + `,"model":`)
-	b = transform.AppendJSONStringS(b, t.m.Model)
+	b = jsonout.AppendStringS(b, t.m.Model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = transform.AppendJSONString(b, t.reply)
+	b = jsonout.AppendString(b, t.reply)
 	if len(t.m.reasoning) > 0 {
 		b = append(b, `,"reasoning_content":`...)
-		b = transform.AppendJSONString(b, t.m.reasoning)
+		b = jsonout.AppendString(b, t.m.reasoning)
 	}
 	finish := "stop"
 	if len(t.m.toolCalls) > 0 {
@@ -298,9 +301,9 @@ func (t *mockTurn) completion() error {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":"call_mock_`+strconv.Itoa(i)+`","type":"function","function":{"name":`...)
-			b = transform.AppendJSONStringS(b, c.name)
+			b = jsonout.AppendStringS(b, c.name)
 			b = append(b, `,"arguments":`...)
-			b = transform.AppendJSONStringS(b, c.args)
+			b = jsonout.AppendStringS(b, c.args)
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
@@ -345,7 +348,7 @@ func (t *mockTurn) pieces(b []byte) [][]byte {
 
 // mockError writes an OpenAI-style error.
 func mockError(w http.ResponseWriter, status int, code, msg string) error {
-	b := append([]byte(`{"error":{"message":`), transform.AppendJSONStringS(nil, msg)...)
+	b := append([]byte(`{"error":{"message":`), jsonout.AppendStringS(nil, msg)...)
 	b = append(b, `,"type":"invalid_request_error","code":"`+code+`"}}`...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

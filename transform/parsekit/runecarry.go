@@ -1,4 +1,4 @@
-package transform
+package parsekit
 
 import "unicode/utf8"
 

@@ -1,4 +1,4 @@
-package transform
+package serp
 
 import "net/netip"
 

@@ -1,12 +1,13 @@
-package caddymodule
+package llmmock
 
 import (
+	"time"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/llmstream/llmstream/config"
+	"github.com/llmstream/llmstream/caddymodule/internal/cfargs"
 )
 
 func init() {
@@ -50,27 +51,27 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch name {
 		case "reply_file":
 			var f string
-			if err = oneArg(d, &f); err == nil {
+			if err = cfargs.One(d, &f); err == nil {
 				m.ReplyFiles = append(m.ReplyFiles, f)
 			}
 		case "reply_text":
 			var t string
-			if err = oneArg(d, &t); err == nil {
+			if err = cfargs.One(d, &t); err == nil {
 				m.ReplyTexts = append(m.ReplyTexts, t)
 			}
 		case "reasoning_file":
-			err = oneArg(d, &m.ReasoningFile)
+			err = cfargs.One(d, &m.ReasoningFile)
 		case "tool_calls_file":
-			err = oneArg(d, &m.ToolCallsFile)
+			err = cfargs.One(d, &m.ToolCallsFile)
 		case "chunk_size":
-			err = intArg(d, &m.ChunkSize)
+			err = cfargs.Int(d, &m.ChunkSize)
 			if err == nil && m.ChunkSize == 0 {
 				err = d.Errf("chunk_size: must be at least 1")
 			}
 		case "interval":
-			var dur *config.Duration
-			if dur, err = durationArg(d); err == nil {
-				cd := caddy.Duration(*dur)
+			var dur time.Duration
+			if dur, err = cfargs.Duration(d); err == nil {
+				cd := caddy.Duration(dur)
 				m.Interval = &cd
 			}
 		case "random_chunks":
@@ -79,9 +80,9 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			m.RandomChunks = true
 		case "model":
-			err = oneArg(d, &m.Model)
+			err = cfargs.One(d, &m.Model)
 		case "truncate_after":
-			err = intArg(d, &m.TruncateAfter)
+			err = cfargs.Int(d, &m.TruncateAfter)
 		default:
 			return d.Errf("unrecognized llm_mock option %q", name)
 		}

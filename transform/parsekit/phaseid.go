@@ -1,4 +1,4 @@
-package transform
+package parsekit
 
 // maxPhaseIDDigits bounds a phase id, so that it fits an int everywhere.
 const maxPhaseIDDigits = 9

@@ -1,9 +1,9 @@
-package transform_test
+package parsekit_test
 
 import (
 	"testing"
 
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 func TestParsePhaseID(t *testing.T) {
@@ -18,7 +18,7 @@ func TestParsePhaseID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, ok := transform.ParsePhaseID([]byte(tt.in))
+			got, ok := parsekit.ParsePhaseID([]byte(tt.in))
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("ParsePhaseID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 			}

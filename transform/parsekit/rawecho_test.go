@@ -1,4 +1,4 @@
-package transform_test
+package parsekit_test
 
 import (
 	"strings"
@@ -6,13 +6,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 func TestRawEcho(t *testing.T) {
 	tests := []struct {
 		name   string
 		chunks []string
-		want   []string // the KindRaw texts, Close's included
+		want   []string // the transform.KindRaw texts, Close's included
 		held   []int    // Held after each Feed
 	}{
 		{"ascii", []string{"ab", "", "c"}, []string{"ab", "c"}, []int{0, 0, 0}},
@@ -31,7 +32,7 @@ func TestRawEcho(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r transform.RawEcho
+			var r parsekit.RawEcho
 			var got []string
 			emit := func(ev transform.Event) {
 				if ev.Kind != transform.KindRaw || len(ev.Text) == 0 {
@@ -65,7 +66,7 @@ func TestRawEchoSplits(t *testing.T) {
 	input := []byte("a你😀é\u2028b")
 	for i := 0; i <= len(input); i++ {
 		for j := i; j <= len(input); j++ {
-			var r transform.RawEcho
+			var r parsekit.RawEcho
 			var raw []byte
 			emit := func(ev transform.Event) {
 				if !utf8.Valid(ev.Text) {
@@ -85,7 +86,7 @@ func TestRawEchoSplits(t *testing.T) {
 }
 
 func TestRawEchoReset(t *testing.T) {
-	var r transform.RawEcho
+	var r parsekit.RawEcho
 	r.Feed([]byte("\xe4\xbd"), func(transform.Event) {})
 	r.Reset()
 	var got []string
@@ -102,7 +103,7 @@ func TestRawEchoAllocs(t *testing.T) {
 	for i, s := 0, []byte(strings.Repeat("训练计划 ok ", 50)); i < len(s); i += 7 {
 		chunks = append(chunks, s[i:min(i+7, len(s))])
 	}
-	var r transform.RawEcho
+	var r parsekit.RawEcho
 	var n int
 	emit := func(ev transform.Event) { n += len(ev.Text) }
 	allocs := testing.AllocsPerRun(10, func() {
@@ -124,7 +125,7 @@ func TestRawEchoAllocs(t *testing.T) {
 func FuzzRawEcho(f *testing.F) {
 	f.Add([]byte("a你😀\xe4\xbdb\xff"), []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
-		var r transform.RawEcho
+		var r parsekit.RawEcho
 		var raw []byte
 		emit := func(ev transform.Event) {
 			if len(ev.Text) == 0 {
@@ -135,7 +136,7 @@ func FuzzRawEcho(f *testing.F) {
 			if end > len(data) {
 				return // reported below
 			}
-			if transform.IncompleteSuffix(data[:end]) > 0 && end < len(data) && data[end]&0xC0 == 0x80 {
+			if parsekit.IncompleteSuffix(data[:end]) > 0 && end < len(data) && data[end]&0xC0 == 0x80 {
 				t.Fatalf("an event ends at %d, inside a UTF-8 sequence of %q", end, data)
 			}
 		}
@@ -146,7 +147,7 @@ func FuzzRawEcho(f *testing.F) {
 			rest = rest[k:]
 		}
 		r.Feed(rest, emit)
-		if held := r.Held(); held != transform.IncompleteSuffix(data) {
+		if held := r.Held(); held != parsekit.IncompleteSuffix(data) {
 			t.Fatalf("Held() = %d at the end of %q", held, data)
 		}
 		r.Close(emit)

@@ -1,4 +1,4 @@
-package transform_test
+package jsonout_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
 func TestAppendJSONString(t *testing.T) {
@@ -25,18 +26,18 @@ func TestAppendJSONString(t *testing.T) {
 		{"cut \xe4\xbd", `"cut \ufffd\ufffd"`},
 	}
 	for _, tt := range tests {
-		if got := string(transform.AppendJSONString([]byte("x"), []byte(tt.in))); got != "x"+tt.want {
-			t.Errorf("AppendJSONString(%q) = %s, want %s", tt.in, got[1:], tt.want)
+		if got := string(jsonout.AppendString([]byte("x"), []byte(tt.in))); got != "x"+tt.want {
+			t.Errorf("AppendString(%q) = %s, want %s", tt.in, got[1:], tt.want)
 		}
-		if got := string(transform.AppendJSONStringS(nil, tt.in)); got != tt.want {
-			t.Errorf("AppendJSONStringS(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(jsonout.AppendStringS(nil, tt.in)); got != tt.want {
+			t.Errorf("AppendStringS(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 		body := tt.want[1 : len(tt.want)-1]
-		if got := string(transform.AppendJSONStringBody([]byte("x"), []byte(tt.in))); got != "x"+body {
-			t.Errorf("AppendJSONStringBody(%q) = %s, want %s", tt.in, got[1:], body)
+		if got := string(jsonout.AppendStringBody([]byte("x"), []byte(tt.in))); got != "x"+body {
+			t.Errorf("AppendStringBody(%q) = %s, want %s", tt.in, got[1:], body)
 		}
-		if got := string(transform.AppendJSONStringBodyS(nil, tt.in)); got != body {
-			t.Errorf("AppendJSONStringBodyS(%q) = %s, want %s", tt.in, got, body)
+		if got := string(jsonout.AppendStringBodyS(nil, tt.in)); got != body {
+			t.Errorf("AppendStringBodyS(%q) = %s, want %s", tt.in, got, body)
 		}
 	}
 }
@@ -52,8 +53,8 @@ func TestAppendJSONStrings(t *testing.T) {
 		{[]string{"a", "b\"c", "三"}, `["a","b\"c","三"]`},
 	}
 	for _, tt := range tests {
-		if got := string(transform.AppendJSONStrings(nil, tt.in)); got != tt.want {
-			t.Errorf("AppendJSONStrings(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(jsonout.AppendStrings(nil, tt.in)); got != tt.want {
+			t.Errorf("AppendStrings(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }
@@ -68,7 +69,7 @@ func TestAppendClarifyFields(t *testing.T) {
 		{transform.Clarify{Question: "Q\"?"}, `"question":"Q\"?","options":[],"hint":null`},
 	}
 	for _, tt := range tests {
-		if got := string(transform.AppendClarifyFields([]byte("{"), &tt.in)); got != "{"+tt.want {
+		if got := string(jsonout.AppendClarifyFields([]byte("{"), &tt.in)); got != "{"+tt.want {
 			t.Errorf("AppendClarifyFields(%+v) = %s, want {%s", tt.in, got, tt.want)
 		}
 	}
@@ -98,24 +99,24 @@ func TestAppendCompactJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		dst := []byte("x")
-		got, ok := transform.AppendCompactJSON(dst, []byte(tt.in))
+		got, ok := jsonout.AppendCompact(dst, []byte(tt.in))
 		if ok != (tt.want != "") || string(got) != "x"+tt.want {
-			t.Errorf("AppendCompactJSON(%q) = %q, %v; want %q, %v", tt.in, got, ok, "x"+tt.want, tt.want != "")
+			t.Errorf("AppendCompact(%q) = %q, %v; want %q, %v", tt.in, got, ok, "x"+tt.want, tt.want != "")
 		}
-		got, ok = transform.AppendCompactJSONObject(dst, []byte(tt.in))
+		got, ok = jsonout.AppendCompactObject(dst, []byte(tt.in))
 		want := ""
 		if tt.object {
 			want = tt.want
 		}
 		if ok != tt.object || string(got) != "x"+want {
-			t.Errorf("AppendCompactJSONObject(%q) = %q, %v; want %q, %v", tt.in, got, ok, "x"+want, tt.object)
+			t.Errorf("AppendCompactObject(%q) = %q, %v; want %q, %v", tt.in, got, ok, "x"+want, tt.object)
 		}
 		want = tt.want
 		if want == "" {
-			want = string(transform.AppendJSONString(nil, []byte(tt.in)))
+			want = string(jsonout.AppendString(nil, []byte(tt.in)))
 		}
-		if got := string(transform.AppendJSONOrString(dst, []byte(tt.in))); got != "x"+want {
-			t.Errorf("AppendJSONOrString(%q) = %s, want %s", tt.in, got, "x"+want)
+		if got := string(jsonout.AppendOrString(dst, []byte(tt.in))); got != "x"+want {
+			t.Errorf("AppendOrString(%q) = %s, want %s", tt.in, got, "x"+want)
 		}
 	}
 }
@@ -126,18 +127,18 @@ func TestAppendCompactJSON(t *testing.T) {
 func TestAppendCompactJSONKeepsSpareCapacity(t *testing.T) {
 	dst := make([]byte, 1, 64)
 	dst[0] = 'x'
-	out, ok := transform.AppendCompactJSONObject(dst, []byte(`[1, 2]`))
+	out, ok := jsonout.AppendCompactObject(dst, []byte(`[1, 2]`))
 	if ok || len(out) != 1 {
 		t.Fatalf("got %q, %v", out, ok)
 	}
-	out = transform.AppendJSONOrString(out, []byte(`{"a": [`))
+	out = jsonout.AppendOrString(out, []byte(`{"a": [`))
 	if string(out) != `x"{\"a\": ["` {
 		t.Errorf("got %s", out)
 	}
 }
 
 func TestViolationList(t *testing.T) {
-	var l transform.ViolationList
+	var l jsonout.ViolationList
 	if got := string(l.AppendJSON(nil)); got != `[]` || l.Len() != 0 {
 		t.Errorf("empty list: %s, Len %d", got, l.Len())
 	}
@@ -149,12 +150,12 @@ func TestViolationList(t *testing.T) {
 	if got := string(l.AppendJSON([]byte("v:"))); got != "v:"+want || l.Len() != 2 {
 		t.Errorf("got %s (Len %d), want v:%s (Len 2)", got, l.Len(), want)
 	}
-	for range 2 * transform.MaxListedViolations {
+	for range 2 * jsonout.MaxListedViolations {
 		l.Note(transform.Event{Kind: transform.KindViolation, Code: "c"})
 	}
 	var got []any
-	if err := json.Unmarshal(l.AppendJSON(nil), &got); err != nil || len(got) != transform.MaxListedViolations || l.Len() != len(got) {
-		t.Errorf("full list: %d objects (Len %d, err %v), want %d", len(got), l.Len(), err, transform.MaxListedViolations)
+	if err := json.Unmarshal(l.AppendJSON(nil), &got); err != nil || len(got) != jsonout.MaxListedViolations || l.Len() != len(got) {
+		t.Errorf("full list: %d objects (Len %d, err %v), want %d", len(got), l.Len(), err, jsonout.MaxListedViolations)
 	}
 }
 
@@ -172,14 +173,14 @@ func TestZeroAllocs(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"AppendJSONString", func() { buf = transform.AppendJSONString(buf[:0], text) }},
-		{"AppendJSONStringS", func() { buf = transform.AppendJSONStringS(buf[:0], "text \"q\"") }},
-		{"AppendJSONStringBody", func() { buf = transform.AppendJSONStringBody(buf[:0], text) }},
-		{"AppendJSONStringBodyS", func() { buf = transform.AppendJSONStringBodyS(buf[:0], "text \"q\"") }},
-		{"AppendJSONStrings", func() { buf = transform.AppendJSONStrings(buf[:0], list) }},
-		{"AppendCompactJSON", func() { buf, _ = transform.AppendCompactJSON(buf[:0], raw) }},
-		{"AppendCompactJSONObject", func() { buf, _ = transform.AppendCompactJSONObject(buf[:0], raw) }},
-		{"AppendJSONOrString", func() { buf = transform.AppendJSONOrString(buf[:0], text) }},
+		{"AppendString", func() { buf = jsonout.AppendString(buf[:0], text) }},
+		{"AppendStringS", func() { buf = jsonout.AppendStringS(buf[:0], "text \"q\"") }},
+		{"AppendStringBody", func() { buf = jsonout.AppendStringBody(buf[:0], text) }},
+		{"AppendStringBodyS", func() { buf = jsonout.AppendStringBodyS(buf[:0], "text \"q\"") }},
+		{"AppendStrings", func() { buf = jsonout.AppendStrings(buf[:0], list) }},
+		{"AppendCompact", func() { buf, _ = jsonout.AppendCompact(buf[:0], raw) }},
+		{"AppendCompactObject", func() { buf, _ = jsonout.AppendCompactObject(buf[:0], raw) }},
+		{"AppendOrString", func() { buf = jsonout.AppendOrString(buf[:0], text) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +195,7 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // FuzzAppendJSONString checks that encoding/json decodes the output of
-// AppendJSONString to s, with each invalid UTF-8 byte replaced by U+FFFD as
+// AppendString to s, with each invalid UTF-8 byte replaced by U+FFFD as
 // a range loop over the string reads it, and that the output holds no raw
 // line terminator, neither JSON's nor JavaScript's.
 func FuzzAppendJSONString(f *testing.F) {
@@ -203,7 +204,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	f.Add("你好🌍 \u2028\u2029 </script>")
 	f.Add("bad \xff\xfe \xe4\xbd \xed\xa0\x80 \xf4\x90\x80\x80")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := transform.AppendJSONStringS(nil, s)
+		out := jsonout.AppendStringS(nil, s)
 		var got string
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("%q encodes as %s, which does not decode: %v", s, out, err)
@@ -214,17 +215,17 @@ func FuzzAppendJSONString(f *testing.F) {
 		if !utf8.Valid(out) || bytes.ContainsAny(out, "\n\r\u2028\u2029") {
 			t.Errorf("%q encodes as %q: invalid UTF-8 or a raw line terminator", s, out)
 		}
-		body := transform.AppendJSONStringBodyS(nil, s)
+		body := jsonout.AppendStringBodyS(nil, s)
 		if !bytes.Equal(out, append(append([]byte{'"'}, body...), '"')) {
 			t.Errorf("%q: body %s is not the string %s without quotes", s, body, out)
 		}
 	})
 }
 
-// FuzzAppendCompactJSON checks AppendCompactJSON against encoding/json: it
+// FuzzAppendCompactJSON checks AppendCompact against encoding/json: it
 // accepts exactly the valid UTF-8 that json.Valid accepts, and its output
 // is json.Compact's, one line that decodes to the same value. Whatever it
-// rejects, AppendJSONOrString sends as a string that decodes to the text.
+// rejects, AppendOrString sends as a string that decodes to the text.
 func FuzzAppendCompactJSON(f *testing.F) {
 	f.Add(`{"a": [1, 2.5e3, true, null], "b": {"c": "x\ny"}}`)
 	f.Add("[\n  \"file-ready:pptx\",\n  \"quiz:42\"\n]")
@@ -233,38 +234,38 @@ func FuzzAppendCompactJSON(f *testing.F) {
 	f.Add("{\"a\":\"\xff\"}")
 	f.Add(`{"a":1} {"b":2}`)
 	f.Fuzz(func(t *testing.T, raw string) {
-		out, ok := transform.AppendCompactJSON([]byte("x"), []byte(raw))
+		out, ok := jsonout.AppendCompact([]byte("x"), []byte(raw))
 		if want := utf8.ValidString(raw) && json.Valid([]byte(raw)); ok != want {
-			t.Fatalf("AppendCompactJSON(%q) reports %v, want %v", raw, ok, want)
+			t.Fatalf("AppendCompact(%q) reports %v, want %v", raw, ok, want)
 		}
 		if !ok {
 			if string(out) != "x" {
-				t.Fatalf("AppendCompactJSON(%q) rejected it but appended %q", raw, out[1:])
+				t.Fatalf("AppendCompact(%q) rejected it but appended %q", raw, out[1:])
 			}
 			var got string
-			s := transform.AppendJSONOrString(nil, []byte(raw))
+			s := jsonout.AppendOrString(nil, []byte(raw))
 			if err := json.Unmarshal(s, &got); err != nil || got != string([]rune(raw)) {
-				t.Fatalf("AppendJSONOrString(%q) = %s, decoding to %q (%v)", raw, s, got, err)
+				t.Fatalf("AppendOrString(%q) = %s, decoding to %q (%v)", raw, s, got, err)
 			}
 			return
 		}
 		out = out[1:]
 		var want bytes.Buffer
 		if err := json.Compact(&want, []byte(raw)); err != nil || !bytes.Equal(out, want.Bytes()) {
-			t.Fatalf("AppendCompactJSON(%q) = %s, json.Compact gives %s (%v)", raw, out, want.Bytes(), err)
+			t.Fatalf("AppendCompact(%q) = %s, json.Compact gives %s (%v)", raw, out, want.Bytes(), err)
 		}
 		if strings.ContainsAny(string(out), "\n\r") {
-			t.Fatalf("AppendCompactJSON(%q) = %q spans lines", raw, out)
+			t.Fatalf("AppendCompact(%q) = %q spans lines", raw, out)
 		}
 		var a, b any
 		if err := json.Unmarshal([]byte(raw), &a); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal(out, &b); err != nil || !reflect.DeepEqual(a, b) {
-			t.Fatalf("AppendCompactJSON(%q) = %s, which decodes to %v (%v), want %v", raw, out, b, err, a)
+			t.Fatalf("AppendCompact(%q) = %s, which decodes to %v (%v), want %v", raw, out, b, err, a)
 		}
-		if obj, ok := transform.AppendCompactJSONObject(nil, []byte(raw)); ok != (out[0] == '{') || (ok && !bytes.Equal(obj, out)) {
-			t.Fatalf("AppendCompactJSONObject(%q) = %s, %v", raw, obj, ok)
+		if obj, ok := jsonout.AppendCompactObject(nil, []byte(raw)); ok != (out[0] == '{') || (ok && !bytes.Equal(obj, out)) {
+			t.Fatalf("AppendCompactObject(%q) = %s, %v", raw, obj, ok)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package transform
+package serp
 
 import (
 	"iter"
@@ -6,15 +6,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
 )
 
-// CodeSerpQueriesCleaned is the violation a parser reports when a serp
+// CodeQueriesCleaned is the violation a parser reports when a serp
 // queries list broke a rule of specs/000 §4 and was cleaned: once per rule
 // broken, its Text the rule's name (QueryRule.String). Every format that
 // carries serp queries (thinkingml's serp_queries comment, jsonl's
 // serp_queries event, specs/001 §1.1) cleans them alike, so the code is
 // shared rather than each parser's own.
-const CodeSerpQueriesCleaned = "serp_queries_cleaned"
+const CodeQueriesCleaned = "serp_queries_cleaned"
 
 // QueryRule is a rule of specs/000 §4 that CleanQueries enforces.
 type QueryRule uint8
@@ -45,7 +47,7 @@ var queryRuleNames = [numQueryRules]string{
 	QueryEmpty:     "empty",
 }
 
-// String returns the rule's name, as the CodeSerpQueriesCleaned violation
+// String returns the rule's name, as the CodeQueriesCleaned violation
 // carries it.
 func (r QueryRule) String() string {
 	if r < numQueryRules {
@@ -80,17 +82,17 @@ var queryRuleDetails = func() (d [numQueryRules][]byte) {
 	return d
 }()
 
-// EmitSerpQueries emits list as a format's serp queries: cleaned by
-// CleanQueries, after a CodeSerpQueriesCleaned violation at off for each
-// rule the list broke, then as one KindSerpQueries event. Every parser
+// EmitQueries emits list as a format's serp queries: cleaned by
+// CleanQueries, after a CodeQueriesCleaned violation at off for each
+// rule the list broke, then as one transform.KindSerpQueries event. Every parser
 // whose format carries serp queries reports them this way, so that a
 // client sees the same cleaning whatever the format.
-func EmitSerpQueries(list []string, off int64, emit Emit) {
+func EmitQueries(list []string, off int64, emit transform.Emit) {
 	list, broken := CleanQueries(list)
 	for r := range broken.All() {
-		emit(Event{Kind: KindViolation, Code: CodeSerpQueriesCleaned, Offset: off, Text: queryRuleDetails[r]})
+		emit(transform.Event{Kind: transform.KindViolation, Code: CodeQueriesCleaned, Offset: off, Text: queryRuleDetails[r]})
 	}
-	emit(Event{Kind: KindSerpQueries, List: list})
+	emit(transform.Event{Kind: transform.KindSerpQueries, List: list})
 }
 
 // The limits of specs/000 §4.

@@ -1,0 +1,6 @@
+// Package serp cleans the search queries a reply carries (the thinkingml
+// serp_queries comment, the jsonl serp_queries event) by the rules of
+// specs/000 §4: at most five, no duplicates, at most 80 characters each,
+// none holding an e-mail address, a phone number or an IP address. Every
+// format reports a cleaned list the same way (EmitQueries).
+package serp
