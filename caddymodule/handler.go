@@ -68,8 +68,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	// Load checked the protocol and format names against the registries.
-	h.settings, h.proto = settings, pipeline.Protocols[settings.Protocol]
+	// Load resolved the protocol and request format rows.
+	h.settings, h.proto = settings, settings.Proto
 	cfg := pipeline.Config{Format: format.Name(settings.Format), Parser: settings.ParserOptions()}
 	if _, err := pipeline.New(cfg); err != nil {
 		return fmt.Errorf("format: %w", err)
@@ -123,13 +123,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	setBody(r, shaped)
 
 	meta := transform.Meta{
-		MessageID:      newID("msg_"),
-		RequestID:      rid,
-		Provider:       h.settings.Provider,
-		EndpointID:     h.settings.EndpointID,
-		Model:          info.Model,
-		ConversationID: info.ConversationID,
-		NoThinking:     info.NoThinking,
+		MessageID:  newID("msg_"),
+		RequestID:  rid,
+		Provider:   h.settings.Provider,
+		EndpointID: h.settings.EndpointID,
+		Model:      info.Model,
+		Request:    info.Facts,
 		// Only an openai client chooses between a stream and one JSON body;
 		// every other protocol is a stream (CONTRACT §3).
 		Stream:         info.Stream || !h.proto.ClientChoosesStream,
@@ -231,7 +230,7 @@ func (h *Handler) reject(w http.ResponseWriter, rid string, re *request.Error) {
 	if c := h.logger.Check(zapcore.DebugLevel, "request rejected"); c != nil {
 		c.Write(zap.String("request_id", rid), zap.Int("status", re.Status), zap.String("code", re.Code))
 	}
-	_ = writeJSON(w, re.Status, rid, re.AppendJSON(nil, h.settings.RequestFormat))
+	_ = writeJSON(w, re.Status, rid, h.settings.Request.ErrorBody(nil, re))
 }
 
 // writeJSON answers with one JSON body: a request refused before the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -275,20 +276,67 @@ type protoSpec struct {
 	early bool
 	// stream: the client gets an event stream (not one JSON body).
 	stream bool
+	// variant: the spec shares its protocol's route with the one before
+	// (an openai client that asked for one JSON body).
+	variant bool
 }
 
 const streamRequest = `{"model":"client-model","messages":[{"role":"user","content":"hi"}],"stream":true}`
 
-var protoSpecs = []protoSpec{
-	{name: "gymbro", protocol: "gymbro", request: streamRequest, codes: true, early: true, stream: true},
-	{name: "jsonseq", protocol: "jsonseq", request: streamRequest, codes: true, early: true, stream: true},
-	{name: "skillpet", protocol: "skillpet", options: []string{"request_format skillpet", "model test-model"},
-		request: `{"projectId":"p1","message":"hi"}`, stream: true},
-	{name: "aisdk", protocol: "aisdk", request: streamRequest, early: true, stream: true},
-	{name: "openai", protocol: "openai", request: streamRequest, codes: true, stream: true},
-	// An openai client that asked for one JSON body ("stream": false).
-	{name: "openai_json", protocol: "openai", codes: true,
-		request: `{"model":"client-model","messages":[{"role":"user","content":"hi"}],"stream":false}`},
+// protoDrivers say how the tests drive each protocol of the table, beyond
+// what its row says: the route options and request, and whether its error
+// event names the code. TestEveryProtocolDriven keeps it complete.
+var protoDrivers = map[string]struct {
+	options []string
+	request string
+	codes   bool
+}{
+	"gymbro":  {request: streamRequest, codes: true},
+	"jsonseq": {request: streamRequest, codes: true},
+	"skillpet": {options: []string{"request_format skillpet", "model test-model"},
+		request: `{"projectId":"p1","message":"hi"}`},
+	"aisdk":  {request: streamRequest},
+	"openai": {request: streamRequest, codes: true},
+}
+
+// protoSpecs are the protocol table's rows as the tests drive them, in
+// table order; a protocol whose client may ask for one JSON body
+// (ClientChoosesStream) is driven that way too, right after.
+var protoSpecs = func() []protoSpec {
+	var specs []protoSpec
+	for _, row := range pipeline.Protocols() {
+		d := protoDrivers[row.Name]
+		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
+			codes: d.codes, early: row.EarlyStart, stream: true}
+		specs = append(specs, ps)
+		if row.ClientChoosesStream {
+			ps.name, ps.stream, ps.early, ps.variant = row.Name+"_json", false, false, true
+			ps.request = strings.Replace(d.request, `"stream":true`, `"stream":false`, 1)
+			specs = append(specs, ps)
+		}
+	}
+	return specs
+}()
+
+// routeSpecs are protoSpecs without the variants: one per route.
+func routeSpecs() []protoSpec {
+	var specs []protoSpec
+	for _, ps := range protoSpecs {
+		if !ps.variant {
+			specs = append(specs, ps)
+		}
+	}
+	return specs
+}
+
+// TestEveryProtocolDriven checks that the failure tests drive every row of
+// the protocol table: a new protocol must say how.
+func TestEveryProtocolDriven(t *testing.T) {
+	for _, row := range pipeline.Protocols() {
+		if d, ok := protoDrivers[row.Name]; !ok || d.request == "" {
+			t.Errorf("protocol %q has no entry in protoDrivers", row.Name)
+		}
+	}
 }
 
 // result is what the client got, read to the end.

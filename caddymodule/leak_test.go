@@ -70,7 +70,7 @@ func TestNoLeaksAfterManyStreams(t *testing.T) {
 		}
 	})
 	var routes strings.Builder
-	for _, ps := range protoSpecs[:5] { // openai_json shares the openai route
+	for _, ps := range routeSpecs() {
 		opts := append(append([]string{}, ps.options...), "heartbeat 5ms", "idle_timeout "+idle.String())
 		fmt.Fprintf(&routes, "\thandle /%s/* {\n\t\t%s\n\t\treverse_proxy %s {\n\t\t\tflush_interval -1\n\t\t}\n\t}\n",
 			ps.protocol, llmStreamBlock(ps.protocol, opts...), u.hostPort())

@@ -52,7 +52,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	dir := t.TempDir()
 	logFile, accessFile := filepath.Join(dir, "caddy.log"), filepath.Join(dir, "access.log")
 	var routes strings.Builder
-	for _, ps := range protoSpecs[:5] { // openai_json shares the openai route
+	for _, ps := range routeSpecs() {
 		opts := append(append([]string{}, ps.options...), `system_prompt_text "`+prompt+` never tell"`)
 		fmt.Fprintf(&routes, "\thandle /%s/* {\n\t\t%s\n\t\treverse_proxy %s {\n\t\t\tflush_interval -1\n\t\t}\n\t}\n",
 			ps.protocol, llmStreamBlock(ps.protocol, opts...), u.hostPort())

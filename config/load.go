@@ -24,18 +24,31 @@ const (
 )
 
 // The accepted values of the enumerated settings, in the order error
-// messages list them.
+// messages list them: the request formats, formats and protocols are the
+// rows of their tables (transform/pipeline, transform/format).
 var (
-	requestFormats = []string{request.FormatOpenAI, request.FormatSkillpet, request.FormatAISDK}
-	promptModes    = []string{request.ModePrepend, request.ModeAppend, request.ModeReplace}
-	formats        = func() []string {
-		names := make([]string, len(format.Names))
-		for i, n := range format.Names {
-			names[i] = string(n)
+	requestFormats = func() []string {
+		var names []string
+		for _, f := range pipeline.RequestFormats() {
+			names = append(names, f.Name)
 		}
 		return names
 	}()
-	protocols = pipeline.ProtocolNames()
+	promptModes = []string{request.ModePrepend, request.ModeAppend, request.ModeReplace}
+	formats     = func() []string {
+		var names []string
+		for _, f := range format.Formats() {
+			names = append(names, string(f.Name))
+		}
+		return names
+	}()
+	protocols = func() []string {
+		var names []string
+		for _, p := range pipeline.Protocols() {
+			names = append(names, p.Name)
+		}
+		return names
+	}()
 )
 
 // Settings is a Route resolved: files read and checked, defaults applied.
@@ -45,6 +58,10 @@ type Settings struct {
 	RequestFormat, PromptMode, Format string
 	// Protocol is the validated protocol name.
 	Protocol string
+	// Request and Proto are the rows of the request format and the
+	// protocol.
+	Request *request.Format
+	Proto   *pipeline.Protocol
 	// Prompt is the system prompt: the SystemPrompt files, then
 	// SystemPromptText, joined by blank lines. Its placeholders are not
 	// expanded; the Caddy layer expands them per request. "" means none.
@@ -118,7 +135,7 @@ func (r *Route) Load(root string) (*Settings, error) {
 		return nil, err
 	}
 	s.Shaper = request.Shaper{
-		Format:     s.RequestFormat,
+		Format:     s.Request,
 		Mode:       s.PromptMode,
 		Tools:      s.Tools,
 		ToolChoice: s.ToolChoice,
@@ -144,9 +161,11 @@ func (s *Settings) checkNames() error {
 	if err := oneOf("protocol", "protocol", s.Protocol, protocols); err != nil {
 		return err
 	}
-	// skillpet and aisdk bodies name no model, and an OpenAI upstream
-	// refuses a request without one (CONTRACT.md §3 model).
-	if s.Model == "" && s.RequestFormat != request.FormatOpenAI {
+	s.Request, _ = pipeline.LookupRequestFormat(s.RequestFormat)
+	s.Proto, _ = pipeline.LookupProtocol(s.Protocol)
+	// A body that names no model (skillpet, aisdk) needs the route's: an
+	// OpenAI upstream refuses a request without one (CONTRACT.md §3 model).
+	if s.Model == "" && s.Request.NoModel {
 		return errorf("model", "request_format %s requires model", s.RequestFormat)
 	}
 	return nil

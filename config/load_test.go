@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -19,6 +20,7 @@ func dur(d time.Duration) *Duration { v := Duration(d); return &v }
 
 func TestLoadDefaults(t *testing.T) {
 	s, err := (&Route{Protocol: "gymbro"}).Load("")
+	gymbro, _ := pipeline.LookupProtocol("gymbro")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -27,6 +29,8 @@ func TestLoadDefaults(t *testing.T) {
 		PromptMode:     "prepend",
 		Format:         "auto",
 		Protocol:       "gymbro",
+		Request:        request.OpenAI,
+		Proto:          gymbro,
 		MaxRequestBody: 8_000_000,
 		Heartbeat:      15 * time.Second,
 		IdleTimeout:    120 * time.Second,
@@ -34,7 +38,7 @@ func TestLoadDefaults(t *testing.T) {
 		ReasoningTitle: "Thought",
 		FallbackText:   transform.DefaultFallbackText,
 		Limits:         transform.Limits{}.WithDefaults(),
-		Shaper:         request.Shaper{Format: "openai", Mode: "prepend"},
+		Shaper:         request.Shaper{Format: request.OpenAI, Mode: "prepend"},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", s, want)
@@ -83,7 +87,7 @@ func TestLoadSetValues(t *testing.T) {
 		t.Errorf("tool names = %q", s.ToolNames)
 	}
 	sh := s.Shaper
-	if sh.Format != "skillpet" || sh.Mode != "replace" || sh.ToolChoice != "search" || sh.Model != "deepseek-chat" || len(sh.Tools) != 2 {
+	if sh.Format != request.Skillpet || sh.Mode != "replace" || sh.ToolChoice != "search" || sh.Model != "deepseek-chat" || len(sh.Tools) != 2 {
 		t.Errorf("shaper = %+v", sh)
 	}
 	if !strings.HasPrefix(s.Prompt, "You are a helpful assistant for {http.request.header.X-User}.") || !strings.HasSuffix(s.Prompt, "\n\nInline.") {
@@ -107,10 +111,12 @@ func TestLoadErrors(t *testing.T) {
 		// msg is the whole message, or its start when it ends in "…".
 		msg string
 	}{
-		{"protocol_missing", Route{}, "protocol", "protocol is required (want gymbro, jsonseq, skillpet, aisdk or openai)"},
-		{"protocol_unknown", Route{Protocol: "gymbo"}, "protocol", `protocol: unknown protocol "gymbo" (want gymbro, jsonseq, skillpet, aisdk or openai)`},
-		{"format_unknown", Route{Protocol: "openai", Format: "xml"}, "format", `format: unknown format "xml" (want thinkingml, jsonl, aiplan, final_result, text or auto)`},
-		{"request_format_unknown", Route{Protocol: "openai", RequestFormat: "anthropic"}, "request_format", `request_format: unknown request format "anthropic" (want openai, skillpet or aisdk)`},
+		// The lists come from the tables, whose rows grow: list(…) spells
+		// them, and the start of each message is checked here.
+		{"protocol_missing", Route{}, "protocol", "protocol is required (want " + list(protocols) + ")"},
+		{"protocol_unknown", Route{Protocol: "gymbo"}, "protocol", `protocol: unknown protocol "gymbo" (want ` + list(protocols) + ")"},
+		{"format_unknown", Route{Protocol: "openai", Format: "xml"}, "format", `format: unknown format "xml" (want ` + list(formats) + ")"},
+		{"request_format_unknown", Route{Protocol: "openai", RequestFormat: "xml"}, "request_format", `request_format: unknown request format "xml" (want ` + list(requestFormats) + ")"},
 		{"mode_unknown", Route{Protocol: "openai", SystemPromptMode: "insert"}, "system_prompt_mode", `system_prompt_mode: unknown mode "insert" (want prepend, append or replace)`},
 		{"skillpet_requires_model", Route{Protocol: "skillpet", RequestFormat: "skillpet"}, "model", "request_format skillpet requires model"},
 		{"aisdk_requires_model", Route{Protocol: "aisdk", RequestFormat: "aisdk"}, "model", "request_format aisdk requires model"},

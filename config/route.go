@@ -13,9 +13,10 @@ import "github.com/llmstream/llmstream/transform"
 // defaults stated here and checks the rest.
 type Route struct {
 	// RequestFormat is the body the client sends: "openai" (an OpenAI
-	// chat-completions request), "skillpet" (the skillpet POST /stream
-	// body, specs/002 §2.3) or "aisdk" (what the AI SDK's useChat posts).
-	// Default "openai".
+	// chat-completions request) or the name of a protocol that has a body
+	// of its own, such as "skillpet" (the skillpet POST /stream body,
+	// specs/002 §2.3) or "aisdk" (what the AI SDK's useChat posts); the
+	// protocol table (transform/pipeline) lists them. Default "openai".
 	RequestFormat string `json:"request_format,omitempty"`
 
 	// SystemPrompt lists files whose contents make the system prompt,
@@ -62,13 +63,15 @@ type Route struct {
 	// larger one gets 413. Default 8000000 (Caddy's "8MB").
 	MaxRequestBody int64 `json:"max_request_body,omitempty"`
 
-	// Format is what the model writes: "thinkingml", "jsonl", "aiplan",
-	// "final_result", "text", or "auto" (decided from the reply's first
-	// bytes, CONTRACT.md §4). Default "auto".
+	// Format is what the model writes, a row of the format table
+	// (transform/format): "thinkingml", "jsonl", "aiplan", "final_result",
+	// "text", or "auto" (decided from the reply's first bytes, CONTRACT.md
+	// §4). Default "auto".
 	Format string `json:"format,omitempty"`
 
-	// Protocol is what the client gets: "gymbro", "jsonseq", "skillpet",
-	// "aisdk" or "openai" (CONTRACT.md §5). Required.
+	// Protocol is what the client gets, a row of the protocol table
+	// (transform/pipeline): "gymbro", "jsonseq", "skillpet", "aisdk",
+	// "openai", … (CONTRACT.md §5, README "Protocols"). Required.
 	Protocol string `json:"protocol,omitempty"`
 
 	// Heartbeat is the interval of keep-alives while the upstream is

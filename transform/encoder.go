@@ -29,10 +29,11 @@ type Meta struct {
 	// Model is the model the request asked for, reported until the upstream
 	// names its own.
 	Model string
-	// ConversationID is skillpet's done.conversationId.
-	ConversationID string
-	// NoThinking suppresses reasoning (skillpet enableThinking: false).
-	NoThinking bool
+	// Request is what the client's request body told that its protocol's
+	// encoder needs (request.Info.Facts), nil when nothing: each protocol
+	// with a body of its own defines the type and reads it (for example
+	// skillpet.Request). The HTTP layer passes it on without looking.
+	Request any
 	// Stream is false when an openai client asked for one JSON completion.
 	Stream bool
 	// ReasoningTitle is the phase title for reasoning that has none.

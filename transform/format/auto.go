@@ -3,14 +3,15 @@ package format
 import "github.com/llmstream/llmstream/transform"
 
 // AutoParser detects the format from the first non-blank bytes of the reply
-// (CONTRACT §4, format auto) and hands the reply to that format's parser:
+// (CONTRACT §4, format auto) and hands the reply to that format's parser,
+// by the rows of the format table:
 //
-//   - '<' → thinkingml;
+//   - '<' → the format with DetectTag (thinkingml);
 //   - '{', or a ```json fence line and then '{' → the object's top-level
-//     keys decide, whichever known key comes first: "event" → jsonl;
-//     "thought", "response_mode", "direct_response", "tool_calls" → aiplan;
-//     "status", "message", "clarify", "artifacts" → final_result; an object
-//     with none of them → text;
+//     keys decide, whichever known key (a row's DetectKeys) comes first:
+//     "event" → jsonl; "thought", "response_mode", "direct_response",
+//     "tool_calls" → aiplan; "status", "message", "clarify", "artifacts" →
+//     final_result; an object with none of them → text;
 //   - anything else → text.
 //
 // Blanks are skipped, and so is a UTF-8 byte order mark at the very start
@@ -99,8 +100,8 @@ func (s *keyScan) step(c byte) (Name, bool) {
 			return "", false
 		case isBlank(c):
 			return "", false
-		case c == '<':
-			return ThinkingML, true
+		case c == '<' && tagFormat != "":
+			return tagFormat, true
 		case c == '{':
 			s.state, s.depth, s.wantKey = autoObject, 1, true
 			return "", false
@@ -169,17 +170,29 @@ func (s *keyScan) object(c byte) (Name, bool) {
 	return "", false
 }
 
+// keyFormats maps each detecting key of the format table to its format;
+// tagFormat is the format a leading '<' selects.
+var keyFormats, tagFormat = func() (map[string]Name, Name) {
+	keys := map[string]Name{}
+	var tag Name
+	for _, f := range formats {
+		for _, k := range f.DetectKeys {
+			if len(k) > maxDecisiveKey {
+				panic("format: detect key " + k + " is longer than maxDecisiveKey")
+			}
+			keys[k] = f.Name
+		}
+		if f.DetectTag {
+			tag = f.Name
+		}
+	}
+	return keys, tag
+}()
+
 // keyFormat maps a top-level key to the format it identifies.
 func keyFormat(key []byte) (Name, bool) {
-	switch string(key) {
-	case "event":
-		return JSONL, true
-	case "thought", "response_mode", "direct_response", "tool_calls":
-		return AIPlan, true
-	case "status", "message", "clarify", "artifacts":
-		return FinalResult, true
-	}
-	return "", false
+	n, ok := keyFormats[string(key)]
+	return n, ok
 }
 
 // decide creates the parser for name and replays the held bytes and p.

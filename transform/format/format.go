@@ -1,11 +1,14 @@
-// Package format names the reply formats llmstream parses and builds their
-// parsers: the registry the pipeline and the configuration share, the plain
-// text parser, and the auto detector. Each structured format lives in its
-// own package (thinkingml, jsonl, aiplan, finalresult).
+// Package format is the registry of the reply formats llmstream parses:
+// one row per format with its parser, how auto detection recognises it, and
+// whether it owns <think>. The pipeline and the configuration read only the
+// table, so adding a format is its package and one row. The plain text
+// parser and the auto detector live here too; each structured format lives
+// in its own package (thinkingml, jsonl, aiplan, finalresult).
 package format
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/aiplan"
@@ -27,24 +30,66 @@ const (
 	Auto        Name = "auto"
 )
 
-// Names lists every format, for validation messages.
-var Names = []Name{ThinkingML, JSONL, AIPlan, FinalResult, Text, Auto}
+// Format is one row of the format table.
+type Format struct {
+	// Name is the format option's value.
+	Name Name
+	// New returns a parser for one reply at a time (Reset readies it for
+	// the next).
+	New func(transform.ParserOptions) transform.Parser
+	// DetectTag makes auto choose this format for a reply whose first
+	// non-blank byte is '<' (CONTRACT §4). One row at most sets it.
+	DetectTag bool
+	// DetectKeys are the top-level keys by which auto recognises a JSON
+	// object reply of this format: the first known key decides.
+	DetectKeys []string
+	// OwnsThink says the format's grammar handles <think> itself; for
+	// the others the pipeline drops a leading <think> or </think> that a
+	// provider echoed into the content of a natively reasoned reply.
+	OwnsThink bool
+	// Detects says the format is a detector that may choose a format that
+	// owns <think> (auto): only an orphan </think>, which opens none, is
+	// dropped before it.
+	Detects bool
+}
+
+// formats is the format table, in the order messages list the names.
+// Text is also what auto falls back to.
+var formats = []*Format{
+	{Name: ThinkingML, New: func(o transform.ParserOptions) transform.Parser { return thinkingml.New(o) },
+		DetectTag: true, OwnsThink: true},
+	{Name: JSONL, New: func(o transform.ParserOptions) transform.Parser { return jsonl.New(o) },
+		DetectKeys: []string{"event"}},
+	{Name: AIPlan, New: func(o transform.ParserOptions) transform.Parser { return aiplan.New(o) },
+		DetectKeys: []string{"thought", "response_mode", "direct_response", "tool_calls"}},
+	{Name: FinalResult, New: func(o transform.ParserOptions) transform.Parser { return finalresult.New(o) },
+		DetectKeys: []string{"status", "message", "clarify", "artifacts"}},
+	{Name: Text, New: func(transform.ParserOptions) transform.Parser { return NewText() }},
+	{Name: Auto, New: func(o transform.ParserOptions) transform.Parser { return NewAuto(o) }, Detects: true},
+}
+
+// Formats returns the format table's rows, in order. The rows are shared
+// and must not be modified.
+func Formats() []*Format { return formats }
+
+// Lookup returns the row named name.
+func Lookup(name Name) (*Format, bool) {
+	for _, f := range formats {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}
 
 // New returns a parser for the named format.
 func New(name Name, opts transform.ParserOptions) (transform.Parser, error) {
-	switch name {
-	case ThinkingML:
-		return thinkingml.New(opts), nil
-	case JSONL:
-		return jsonl.New(opts), nil
-	case AIPlan:
-		return aiplan.New(opts), nil
-	case FinalResult:
-		return finalresult.New(opts), nil
-	case Text:
-		return NewText(), nil
-	case Auto:
-		return NewAuto(opts), nil
+	if f, ok := Lookup(name); ok {
+		return f.New(opts), nil
 	}
-	return nil, fmt.Errorf("unknown format %q (want thinkingml, jsonl, aiplan, final_result, text or auto)", name)
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f.Name)
+	}
+	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(names, ", "))
 }

@@ -65,8 +65,8 @@ func BenchmarkPipeline(b *testing.B) {
 		reply := benchReply(b, size)
 		body := upstreamBody(reply, 16)
 		deltas := strings.Count(string(body), "\n\n")
-		for _, proto := range []string{"gymbro", "jsonseq", "skillpet", "aisdk", "openai"} {
-			b.Run(fmt.Sprintf("%s/%dMiB", proto, size>>20), func(b *testing.B) {
+		for _, proto := range Protocols() {
+			b.Run(fmt.Sprintf("%s/%dMiB", proto.Name, size>>20), func(b *testing.B) {
 				// 16-byte deltas make an SSE body ten times the reply.
 				limits := transform.Limits{MaxReplyBytes: 1 << 30}
 				p, err := New(Config{Format: format.ThinkingML, Parser: transform.ParserOptions{Limits: limits}})
@@ -79,7 +79,7 @@ func BenchmarkPipeline(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					p.Reset(Protocols[proto].NewEncoder(meta), meta)
+					p.Reset(proto.NewEncoder(meta), meta)
 					out = p.Start(out[:0], "text/event-stream", "")
 					for rest := body; len(rest) > 0; {
 						n := min(32<<10, len(rest))

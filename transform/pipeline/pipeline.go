@@ -120,16 +120,18 @@ const CodeTruncatedToolArgs = "truncated_tool_args"
 // New returns a pipeline for the route's format.
 func New(cfg Config) (*Pipeline, error) {
 	cfg.Parser = cfg.Parser.WithDefaults()
-	parser, err := format.New(cfg.Format, cfg.Parser)
-	if err != nil {
+	f, ok := format.Lookup(cfg.Format)
+	if !ok {
+		_, err := format.New(cfg.Format, cfg.Parser) // names the known ones
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, parser: parser}
-	// ThinkingML owns <think>. Under auto a leading '<' selects ThinkingML,
-	// whose grammar handles a <think> block; but an orphan </think> never
-	// starts ThinkingML, so auto drops that one as the tagless formats do.
-	p.stripThink = cfg.Format != format.ThinkingML
-	p.lead.closerOnly = cfg.Format == format.Auto
+	p := &Pipeline{cfg: cfg, parser: f.New(cfg.Parser)}
+	// A format that owns <think> (ThinkingML) handles it in its grammar.
+	// A detector (auto) may choose such a format for a leading <think>
+	// block, but an orphan </think> starts none, so it is dropped there as
+	// before the tagless formats.
+	p.stripThink = !f.OwnsThink
+	p.lead.closerOnly = f.Detects
 	p.onSSE = p.sseEvent
 	p.emitParser = p.fromParser
 	p.emitNative = p.fromNative

@@ -7,12 +7,16 @@ import (
 	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/jsonseq"
 	"github.com/llmstream/llmstream/transform/openai"
+	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
-// Protocol describes a client protocol to the HTTP layer: how its stream
-// opens, what it answers when the upstream refuses, and its encoder.
-// Adding a protocol is one package and one row in Protocols.
+// Protocol is one row of the protocol table: everything the rest of
+// llmstream knows of a client protocol. The configuration checks names
+// against the table, the HTTP layer opens, refuses and ends streams by it,
+// and the tests iterate it, so adding a protocol is one package (its
+// encoder, and its request Format if its clients send a body of their
+// own) and one row here.
 type Protocol struct {
 	// Name is the protocol option's value.
 	Name string
@@ -29,18 +33,25 @@ type Protocol struct {
 	// ClientChoosesStream lets the client ask for one JSON body instead of
 	// a stream ("stream": false, openai); other protocols always stream.
 	ClientChoosesStream bool
-	// NewEncoder returns the stream's encoder.
+	// NewEncoder returns the stream's encoder. Per-request facts its
+	// request format found are in Meta.Request.
 	NewEncoder func(transform.Meta) transform.Encoder
-
-	refusal func(dst []byte, code, msg string) []byte
+	// Request is the body this protocol's own clients send (skillpet,
+	// aisdk), offered as a request_format of the same name; nil when its
+	// clients send OpenAI chat-completions requests.
+	Request *request.Format
+	// Refusal appends the JSON body of an HTTP error for a request whose
+	// upstream never streamed; nil means the OpenAI error shape
+	// (RefusalBody).
+	Refusal func(dst []byte, code, msg string) []byte
 }
 
 // RefusalBody appends the JSON body of an HTTP error for a request whose
 // upstream never streamed (skillpet: {"error":"CHAT_FAILED","message":…},
 // specs/002 §2.3; otherwise an OpenAI-style error object).
 func (pr *Protocol) RefusalBody(dst []byte, code, msg string) []byte {
-	if pr.refusal != nil {
-		return pr.refusal(dst, code, msg)
+	if pr.Refusal != nil {
+		return pr.Refusal(dst, code, msg)
 	}
 	dst = append(dst, `{"error":{"message":`...)
 	dst = jsonout.AppendStringS(dst, msg)
@@ -49,8 +60,8 @@ func (pr *Protocol) RefusalBody(dst []byte, code, msg string) []byte {
 	return append(dst, "}}"...)
 }
 
-// protocols are the client protocols (CONTRACT §5), in the order
-// messages list them.
+// protocols is the protocol table (CONTRACT §5), in the order messages
+// list the names.
 var protocols = []*Protocol{
 	{
 		Name: "gymbro", ContentType: gymbro.ContentType, EarlyStart: true,
@@ -63,7 +74,8 @@ var protocols = []*Protocol{
 	{
 		Name: "skillpet", ContentType: skillpet.ContentType,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return skillpet.New(m) },
-		refusal: func(dst []byte, _, msg string) []byte {
+		Request:    request.Skillpet,
+		Refusal: func(dst []byte, _, msg string) []byte {
 			return skillpet.AppendChatFailed(dst, msg)
 		},
 	},
@@ -71,6 +83,7 @@ var protocols = []*Protocol{
 		Name: "aisdk", ContentType: aisdk.ContentType, EarlyStart: true,
 		Header:     [][2]string{{aisdk.HeaderName, aisdk.HeaderValue}},
 		NewEncoder: func(m transform.Meta) transform.Encoder { return aisdk.New(m) },
+		Request:    request.AISDK,
 	},
 	{
 		Name: "openai", ContentType: openai.ContentType, PassRefusals: true, ClientChoosesStream: true,
@@ -78,21 +91,38 @@ var protocols = []*Protocol{
 	},
 }
 
-// Protocols are the client protocols by name.
-var Protocols = func() map[string]*Protocol {
-	m := make(map[string]*Protocol, len(protocols))
-	for _, p := range protocols {
-		m[p.Name] = p
-	}
-	return m
-}()
+// Protocols returns the protocol table's rows, in order. The rows are
+// shared and must not be modified.
+func Protocols() []*Protocol { return protocols }
 
-// ProtocolNames lists the protocols' names, for configuration checks and
-// their messages.
-func ProtocolNames() []string {
-	names := make([]string, len(protocols))
-	for i, p := range protocols {
-		names[i] = p.Name
+// LookupProtocol returns the row named name.
+func LookupProtocol(name string) (*Protocol, bool) {
+	for _, p := range protocols {
+		if p.Name == name {
+			return p, true
+		}
 	}
-	return names
+	return nil, false
+}
+
+// RequestFormats returns the request formats routes accept: openai, then
+// each protocol's own, in table order.
+func RequestFormats() []*request.Format {
+	fs := []*request.Format{request.OpenAI}
+	for _, p := range protocols {
+		if p.Request != nil {
+			fs = append(fs, p.Request)
+		}
+	}
+	return fs
+}
+
+// LookupRequestFormat returns the request format named name.
+func LookupRequestFormat(name string) (*request.Format, bool) {
+	for _, f := range RequestFormats() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return nil, false
 }

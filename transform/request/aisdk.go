@@ -2,18 +2,16 @@ package request
 
 import (
 	"strings"
-
-	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
-// rewriteAISDK turns what the AI SDK's useChat (DefaultChatTransport)
+// convertAISDK turns what the AI SDK's useChat (DefaultChatTransport)
 // posts, {id, messages: UIMessage[], trigger, messageId?}, into an OpenAI
-// request and applies the openai rules to it (CONTRACT.md §3, request_format
-// aisdk). Only the messages and the id are read: trigger and messageId
-// concern the client's own state, and members a custom transport adds to
-// the body are not forwarded, because the route, not the page, decides what
-// reaches the upstream.
-func (s *Shaper) rewriteAISDK(body []byte, prompt, mode string) ([]byte, Info, *Error) {
+// request (CONTRACT.md §3, request_format aisdk); the openai rules apply to
+// it next. Only the messages are read: id, trigger and messageId concern
+// the client's own state, and members a custom transport adds to the body
+// are not forwarded, because the route, not the page, decides what reaches
+// the upstream.
+func convertAISDK(body []byte) ([]byte, Info, *Error) {
 	d, root, e := parseObject(body, badRequest)
 	if e != nil {
 		return nil, Info{}, e
@@ -26,14 +24,8 @@ func (s *Shaper) rewriteAISDK(body []byte, prompt, mode string) ([]byte, Info, *
 		return nil, Info{}, badRequest(CodeInvalidMessages, `"messages" must be an array, got `+d.typeName(msgs))
 	}
 
-	mid := make([]byte, 0, len(d)+len(s.Model)+32)
-	mid = append(mid, '{')
-	if s.Model != "" {
-		mid = append(mid, `"model":`...)
-		mid = jsonout.AppendStringS(mid, s.Model)
-		mid = append(mid, ',')
-	}
-	mid = append(mid, `"messages":[`...)
+	mid := make([]byte, 0, len(d)+32)
+	mid = append(mid, `{"messages":[`...)
 	n := 0
 	d.elements(msgs, func(m span) bool {
 		mark := len(mid)
@@ -49,17 +41,7 @@ func (s *Shaper) rewriteAISDK(body []byte, prompt, mode string) ([]byte, Info, *
 		return true
 	})
 	mid = append(mid, "]}"...)
-
-	// The intermediate document is ours and valid, so the openai rules
-	// cannot fail on it.
-	md := jsonDoc(mid)
-	out, info, e := s.splice(md, md.root(), prompt, mode)
-	if e != nil {
-		return nil, Info{}, e
-	}
-	info.Stream = true
-	info.ConversationID = d.memberStr(root, "id")
-	return out, info, nil
+	return mid, Info{Stream: true}, nil
 }
 
 // The UI message parts that become OpenAI content.

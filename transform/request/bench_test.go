@@ -27,12 +27,12 @@ func BenchmarkRewrite(b *testing.B) {
 	}{
 		{"openai_small", Shaper{Tools: tools, Model: "m"}, openaiBody(1)},
 		{"openai_100_turns", Shaper{Tools: tools, Model: "m", Mode: ModeReplace}, openaiBody(100)},
-		{"aisdk", Shaper{Format: FormatAISDK, Tools: tools, Model: "m"}, []byte(
+		{"aisdk", Shaper{Format: AISDK, Tools: tools, Model: "m"}, []byte(
 			`{"id":"c","messages":[{"id":"1","role":"user","parts":[{"type":"text","text":"Hello there"}]},` +
 				`{"id":"2","role":"assistant","parts":[{"type":"step-start"},{"type":"reasoning","text":"r"},{"type":"text","text":"Hi! How can I help?"}]},` +
 				`{"id":"3","role":"user","parts":[{"type":"text","text":"What is this?"},{"type":"file","mediaType":"image/png","url":"https://x/a.png"}]}],` +
 				`"trigger":"submit-message"}`)},
-		{"skillpet", Shaper{Format: FormatSkillpet, Tools: tools, Model: "m"}, []byte(
+		{"skillpet", Shaper{Format: Skillpet, Tools: tools, Model: "m"}, []byte(
 			`{"projectId":"p1","message":"帮我写一个故事","enableThinking":true,"enableSearch":false,"conversationId":"conv_1"}`)},
 	}
 	prompt := strings.Repeat("You are a helpful assistant. ", 40)

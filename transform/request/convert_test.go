@@ -3,10 +3,12 @@ package request
 import (
 	"slices"
 	"testing"
+
+	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
 func TestRewriteAISDK(t *testing.T) {
-	base := Shaper{Format: FormatAISDK, Model: "m"}
+	base := Shaper{Format: AISDK, Model: "m"}
 	withMode := func(mode string) Shaper { s := base; s.Mode = mode; return s }
 	tests := []struct {
 		name   string
@@ -21,7 +23,7 @@ func TestRewriteAISDK(t *testing.T) {
 			body: `{"id":"chat-1","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"Hello"}]}],` +
 				`"trigger":"submit-message"}`,
 			msgs: []string{"system:P", "user:Hello"},
-			info: Info{Stream: true, Model: "m", ConversationID: "chat-1"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "text_parts_joined",
@@ -31,7 +33,7 @@ func TestRewriteAISDK(t *testing.T) {
 				`{"type":"tool-search","toolCallId":"t1","state":"output-available","input":{},"output":"x"},` +
 				`{"type":"text","text":"caf\u00e9 \"two\"","state":"done"}]}],"trigger":"submit-message"}`,
 			msgs: []string{"system:P", `assistant:Part one. café "two"`},
-			info: Info{Stream: true, Model: "m", ConversationID: "c"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "image_parts",
@@ -46,14 +48,14 @@ func TestRewriteAISDK(t *testing.T) {
 				`{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}},` +
 				`{"type":"image_url","image_url":{"url":"https://x/b.jpg"}},` +
 				`{"type":"text","text":"Compare."}]`},
-			info: Info{Stream: true, Model: "m", ConversationID: "c"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "image_only",
 			shaper: base,
 			body:   `{"id":"c","messages":[{"role":"user","parts":[{"type":"file","mediaType":"image/webp","url":"https://x/c.webp"}]}]}`,
 			msgs:   []string{"system:P", `user:[{"type":"image_url","image_url":{"url":"https://x/c.webp"}}]`},
-			info:   Info{Stream: true, Model: "m", ConversationID: "c"},
+			info:   Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "dropped_parts_and_empty_messages",
@@ -71,14 +73,14 @@ func TestRewriteAISDK(t *testing.T) {
 				`{"id":"8","role":"user","parts":[{"type":"file","mediaType":"text/plain","url":"https://x/a.txt"},{"type":"text","text":"a"}]}` +
 				`],"trigger":"submit-message"}`,
 			msgs: []string{"system:P", "user:q", "user:a"},
-			info: Info{Stream: true, Model: "m", ConversationID: "c"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "no_messages_left",
 			shaper: base,
 			body:   `{"id":"c","messages":[],"trigger":"submit-message"}`,
 			msgs:   []string{"system:P"},
-			info:   Info{Stream: true, Model: "m", ConversationID: "c"},
+			info:   Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "system_message_replaced",
@@ -86,7 +88,7 @@ func TestRewriteAISDK(t *testing.T) {
 			body: `{"id":"c","messages":[{"role":"system","parts":[{"type":"text","text":"client system"}]},` +
 				`{"role":"user","parts":[{"type":"text","text":"u"}]}]}`,
 			msgs: []string{"system:P", "user:u"},
-			info: Info{Stream: true, Model: "m", ConversationID: "c"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "system_message_appended_after",
@@ -94,15 +96,15 @@ func TestRewriteAISDK(t *testing.T) {
 			body: `{"id":"c","messages":[{"role":"system","parts":[{"type":"text","text":"client system"}]},` +
 				`{"role":"user","parts":[{"type":"text","text":"u"}]}]}`,
 			msgs: []string{"system:client system", "system:P", "user:u"},
-			info: Info{Stream: true, Model: "m", ConversationID: "c"},
+			info: Info{Stream: true, Model: "m"},
 		},
 		{
 			name:   "extra_body_members_not_forwarded",
-			shaper: Shaper{Format: FormatAISDK, Tools: [][]byte{[]byte(askUser)}, ToolChoice: "auto"},
+			shaper: Shaper{Format: AISDK, Tools: [][]byte{[]byte(askUser)}, ToolChoice: "auto"},
 			body: `{"id":"c","messages":[{"role":"user","parts":[{"type":"text","text":"u"}]}],` +
 				`"trigger":"regenerate-message","messageId":"m9","model":"client-model","temperature":2}`,
 			msgs: []string{"system:P", "user:u"},
-			info: Info{Stream: true, ConversationID: "c"},
+			info: Info{Stream: true},
 		},
 		{
 			name:   "id_not_a_string",
@@ -136,7 +138,7 @@ func TestRewriteAISDK(t *testing.T) {
 }
 
 func TestRewriteSkillpet(t *testing.T) {
-	base := Shaper{Format: FormatSkillpet, Model: "m", Tools: [][]byte{[]byte(askUser)}}
+	base := Shaper{Format: Skillpet, Model: "m", Tools: [][]byte{[]byte(askUser)}}
 	tests := []struct {
 		name string
 		body string
@@ -147,31 +149,31 @@ func TestRewriteSkillpet(t *testing.T) {
 			name: "minimal",
 			body: `{"projectId":"p1","message":"你好\n"}`,
 			msgs: []string{"system:P", "user:你好\n"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 		{
 			name: "conversation_id",
 			body: `{"projectId":"p1","message":"hi","conversationId":"conv_123","enableSearch":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", ConversationID: "conv_123"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "conv_123"}},
 		},
 		{
 			name: "thinking_off",
 			body: `{"projectId":"p1","message":"hi","enableThinking":false}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1", NoThinking: true},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "thinking_on",
 			body: `{"projectId":"p1","message":"hi","enableThinking":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 		{
 			name: "thinking_falsy_not_false",
 			body: `{"projectId":"p1","message":"hi","enableThinking":0}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments",
@@ -182,19 +184,19 @@ func TestRewriteSkillpet(t *testing.T) {
 				`{"id":"a4"}]}`,
 			msgs: []string{"system:P", `user:[{"type":"text","text":"look \u0022here\u0022\n\nAttachments:\n- report.pdf (application/pdf): https://x/report.pdf\n- notes.txt (text/plain)"},` +
 				`{"type":"image_url","image_url":{"url":"https://x/photo.png"}}]`},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 		{
 			name: "attachment_not_image_only",
 			body: `{"projectId":"p1","message":"see","attachments":[{"name":"a.pdf","type":"application/pdf","url":"https://x/a.pdf"}]}`,
 			msgs: []string{"system:P", "user:see\n\nAttachments:\n- a.pdf (application/pdf): https://x/a.pdf"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments_not_array",
 			body: `{"projectId":"p1","message":"see","attachments":"nope"}`,
 			msgs: []string{"system:P", "user:see"},
-			info: Info{Stream: true, Model: "m", ConversationID: "p1"},
+			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
 		},
 	}
 	for _, tt := range tests {

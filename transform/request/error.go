@@ -51,25 +51,27 @@ type Error struct {
 // Error returns the code and the message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// AppendJSON appends the body of the error response for the client's
-// request format. openai and aisdk get the OpenAI error shape
-// {"error":{"code":…,"message":…}} (CONTRACT.md §3). skillpet gets its own
-// flat shape {"error":"MISSING_PARAMS","message":…} (specs/002 §2.3), whose
-// codes are upper-case: other codes are upper-cased to match
-// (request_too_large becomes REQUEST_TOO_LARGE).
-func (e *Error) AppendJSON(dst []byte, format string) []byte {
-	if format == FormatSkillpet {
-		dst = append(dst, `{"error":`...)
-		dst = jsonout.AppendStringS(dst, strings.ToUpper(e.Code))
-		dst = append(dst, `,"message":`...)
-		dst = jsonout.AppendStringS(dst, e.Message)
-		return append(dst, '}')
-	}
+// AppendJSON appends the OpenAI error shape {"error":{"code":…,"message":…}}
+// (CONTRACT.md §3), the body of a refusal for the formats that have no
+// shape of their own (Format.ErrorBody).
+func (e *Error) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"error":{"code":`...)
 	dst = jsonout.AppendStringS(dst, e.Code)
 	dst = append(dst, `,"message":`...)
 	dst = jsonout.AppendStringS(dst, e.Message)
 	return append(dst, "}}"...)
+}
+
+// appendFlatError appends skillpet's flat shape
+// {"error":"MISSING_PARAMS","message":…} (specs/002 §2.3), whose codes are
+// upper-case: other codes are upper-cased to match (request_too_large
+// becomes REQUEST_TOO_LARGE).
+func appendFlatError(dst []byte, e *Error) []byte {
+	dst = append(dst, `{"error":`...)
+	dst = jsonout.AppendStringS(dst, strings.ToUpper(e.Code))
+	dst = append(dst, `,"message":`...)
+	dst = jsonout.AppendStringS(dst, e.Message)
+	return append(dst, '}')
 }
 
 // TooLarge returns the 413 error for a body over limit bytes

@@ -34,22 +34,22 @@ func TestRewriteErrors(t *testing.T) {
 		{name: "openai_duplicate_escaped_stream", body: `{"messages":[],"stream":true,"str\u0065am":false}`, status: 400, code: CodeDuplicateKey, msg: `"stream"`},
 		{name: "openai_tools_not_array", shaper: tools, body: `{"messages":[],"tools":{"a":1}}`, status: 400, code: CodeInvalidTools, msg: "got an object"},
 		{name: "openai_bad_mode", shaper: Shaper{Mode: "insert"}, body: `{"messages":[]}`, status: 500, code: CodeBadConfig, msg: `"insert"`},
-		{name: "bad_format", shaper: Shaper{Format: "anthropic"}, body: `{"messages":[]}`, status: 500, code: CodeBadConfig, msg: `"anthropic"`},
+		{name: "format_makes_bad_body", shaper: Shaper{Format: brokenFormat}, body: `{"messages":[]}`, status: 500, code: CodeBadConfig, msg: "request format broken"},
 
-		{name: "aisdk_not_json", shaper: Shaper{Format: FormatAISDK}, body: `{`, status: 400, code: CodeInvalidJSON, msg: "not valid JSON"},
-		{name: "aisdk_not_object", shaper: Shaper{Format: FormatAISDK}, body: `[]`, status: 400, code: CodeInvalidBody, msg: "got an array"},
-		{name: "aisdk_no_messages", shaper: Shaper{Format: FormatAISDK}, body: `{"id":"c","trigger":"submit-message"}`, status: 400, code: CodeMissingMessages, msg: `no "messages" array`},
-		{name: "aisdk_messages_not_array", shaper: Shaper{Format: FormatAISDK}, body: `{"id":"c","messages":{}}`, status: 400, code: CodeInvalidMessages, msg: "got an object"},
+		{name: "aisdk_not_json", shaper: Shaper{Format: AISDK}, body: `{`, status: 400, code: CodeInvalidJSON, msg: "not valid JSON"},
+		{name: "aisdk_not_object", shaper: Shaper{Format: AISDK}, body: `[]`, status: 400, code: CodeInvalidBody, msg: "got an array"},
+		{name: "aisdk_no_messages", shaper: Shaper{Format: AISDK}, body: `{"id":"c","trigger":"submit-message"}`, status: 400, code: CodeMissingMessages, msg: `no "messages" array`},
+		{name: "aisdk_messages_not_array", shaper: Shaper{Format: AISDK}, body: `{"id":"c","messages":{}}`, status: 400, code: CodeInvalidMessages, msg: "got an object"},
 
-		{name: "skillpet_not_json", shaper: Shaper{Format: FormatSkillpet}, body: `projectId=1`, status: 400, code: CodeMissingParams, msg: "not valid JSON"},
-		{name: "skillpet_empty", shaper: Shaper{Format: FormatSkillpet}, body: ``, status: 400, code: CodeMissingParams, msg: "empty"},
-		{name: "skillpet_not_object", shaper: Shaper{Format: FormatSkillpet}, body: `"hi"`, status: 400, code: CodeMissingParams, msg: "JSON object"},
-		{name: "skillpet_no_project", shaper: Shaper{Format: FormatSkillpet}, body: `{"message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
-		{name: "skillpet_empty_project", shaper: Shaper{Format: FormatSkillpet}, body: `{"projectId":"","message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
-		{name: "skillpet_number_project", shaper: Shaper{Format: FormatSkillpet}, body: `{"projectId":12,"message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
-		{name: "skillpet_no_message", shaper: Shaper{Format: FormatSkillpet}, body: `{"projectId":"p"}`, status: 400, code: CodeMissingParams, msg: "message"},
-		{name: "skillpet_empty_message", shaper: Shaper{Format: FormatSkillpet}, body: `{"projectId":"p","message":""}`, status: 400, code: CodeMissingParams, msg: "message"},
-		{name: "skillpet_message_not_string", shaper: Shaper{Format: FormatSkillpet}, body: `{"projectId":"p","message":["hi"]}`, status: 400, code: CodeMissingParams, msg: "message"},
+		{name: "skillpet_not_json", shaper: Shaper{Format: Skillpet}, body: `projectId=1`, status: 400, code: CodeMissingParams, msg: "not valid JSON"},
+		{name: "skillpet_empty", shaper: Shaper{Format: Skillpet}, body: ``, status: 400, code: CodeMissingParams, msg: "empty"},
+		{name: "skillpet_not_object", shaper: Shaper{Format: Skillpet}, body: `"hi"`, status: 400, code: CodeMissingParams, msg: "JSON object"},
+		{name: "skillpet_no_project", shaper: Shaper{Format: Skillpet}, body: `{"message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
+		{name: "skillpet_empty_project", shaper: Shaper{Format: Skillpet}, body: `{"projectId":"","message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
+		{name: "skillpet_number_project", shaper: Shaper{Format: Skillpet}, body: `{"projectId":12,"message":"hi"}`, status: 400, code: CodeMissingParams, msg: "projectId"},
+		{name: "skillpet_no_message", shaper: Shaper{Format: Skillpet}, body: `{"projectId":"p"}`, status: 400, code: CodeMissingParams, msg: "message"},
+		{name: "skillpet_empty_message", shaper: Shaper{Format: Skillpet}, body: `{"projectId":"p","message":""}`, status: 400, code: CodeMissingParams, msg: "message"},
+		{name: "skillpet_message_not_string", shaper: Shaper{Format: Skillpet}, body: `{"projectId":"p","message":["hi"]}`, status: 400, code: CodeMissingParams, msg: "message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,52 +83,52 @@ func TestRewriteNilError(t *testing.T) {
 	}
 }
 
-func TestErrorAppendJSON(t *testing.T) {
+func TestErrorBody(t *testing.T) {
 	tests := []struct {
 		name   string
 		err    *Error
-		format string
+		format *Format
 		want   string
 	}{
 		{
 			name:   "openai",
 			err:    badRequest(CodeMissingMessages, `request body has no "messages" array`),
-			format: FormatOpenAI,
+			format: OpenAI,
 			want:   `{"error":{"code":"missing_messages","message":"request body has no \"messages\" array"}}`,
 		},
 		{
 			name:   "aisdk",
 			err:    badRequest(CodeInvalidJSON, "request body is not valid JSON"),
-			format: FormatAISDK,
+			format: AISDK,
 			want:   `{"error":{"code":"invalid_json","message":"request body is not valid JSON"}}`,
 		},
 		{
 			name:   "skillpet_missing_params",
 			err:    missingParams("", "projectId is required"),
-			format: FormatSkillpet,
+			format: Skillpet,
 			want:   `{"error":"MISSING_PARAMS","message":"projectId is required"}`,
 		},
 		{
 			name:   "skillpet_too_large",
 			err:    TooLarge(8_000_000),
-			format: FormatSkillpet,
+			format: Skillpet,
 			want:   `{"error":"REQUEST_TOO_LARGE","message":"request body is larger than 8000000 bytes (max_request_body)"}`,
 		},
 		{
 			name:   "openai_too_large",
 			err:    TooLarge(10),
-			format: FormatOpenAI,
+			format: OpenAI,
 			want:   `{"error":{"code":"request_too_large","message":"request body is larger than 10 bytes (max_request_body)"}}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.err.AppendJSON([]byte("prefix:"), tt.format)
+			got := tt.format.ErrorBody([]byte("prefix:"), tt.err)
 			if string(got) != "prefix:"+tt.want {
-				t.Errorf("AppendJSON = %s\nwant %s", got, tt.want)
+				t.Errorf("ErrorBody = %s\nwant %s", got, tt.want)
 			}
 			if !json.Valid(got[len("prefix:"):]) {
-				t.Errorf("AppendJSON output is not valid JSON: %s", got)
+				t.Errorf("ErrorBody output is not valid JSON: %s", got)
 			}
 		})
 	}
@@ -139,3 +139,9 @@ func TestErrorAppendJSON(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// brokenFormat is a request format whose converter has a bug: its output
+// is not JSON.
+var brokenFormat = &Format{Name: "broken", Convert: func([]byte) ([]byte, Info, *Error) {
+	return []byte("{"), Info{}, nil
+}}

@@ -12,12 +12,12 @@ const fuzzPrompt = "Be brief.\n\"quoted\" \u2028 {http.request.header.X} </final
 // fuzzShapers are the routes each fuzz input is rewritten for: every format,
 // every mode, with tools, a forced tool and a model.
 var fuzzShapers = []Shaper{
-	{Format: FormatOpenAI, Mode: ModePrepend},
-	{Format: FormatOpenAI, Mode: ModeAppend, Tools: [][]byte{[]byte(askUser)}, ToolChoice: "required"},
-	{Format: FormatOpenAI, Mode: ModeReplace, Tools: [][]byte{[]byte(askUser), []byte(search)}, ToolChoice: "search", Model: "m"},
-	{Format: FormatAISDK, Mode: ModeAppend, Model: "m", Tools: [][]byte{[]byte(askUser)}},
-	{Format: FormatAISDK, Mode: ModeReplace, Model: "m"},
-	{Format: FormatSkillpet, Model: "m", Tools: [][]byte{[]byte(askUser)}, ToolChoice: "auto"},
+	{Format: OpenAI, Mode: ModePrepend},
+	{Format: OpenAI, Mode: ModeAppend, Tools: [][]byte{[]byte(askUser)}, ToolChoice: "required"},
+	{Format: OpenAI, Mode: ModeReplace, Tools: [][]byte{[]byte(askUser), []byte(search)}, ToolChoice: "search", Model: "m"},
+	{Format: AISDK, Mode: ModeAppend, Model: "m", Tools: [][]byte{[]byte(askUser)}},
+	{Format: AISDK, Mode: ModeReplace, Model: "m"},
+	{Format: Skillpet, Model: "m", Tools: [][]byte{[]byte(askUser)}, ToolChoice: "auto"},
 }
 
 var fuzzSeeds = []string{
@@ -56,7 +56,7 @@ func FuzzRewrite(f *testing.F) {
 			u := checkUpstream(t, s, out)
 			checkPrompt(t, s, u)
 			checkTools(t, s, u)
-			if s.Format == FormatOpenAI {
+			if s.Format == OpenAI {
 				checkUntouched(t, body, out)
 				checkMessagesKept(t, s, body, u)
 			}

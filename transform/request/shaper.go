@@ -1,7 +1,9 @@
 // Package request rewrites a client's request body into the OpenAI
 // chat-completions request that llmstream sends upstream (CONTRACT.md §3,
-// "Request shaping"). It reads three client formats (openai, skillpet,
-// aisdk), adds the route's system prompt and tools, and forces streaming.
+// "Request shaping"). A request Format converts its body into a
+// chat-completions body (openai, skillpet and aisdk live here; protocols
+// with a body of their own bring their Format), and the Shaper adds the
+// route's system prompt and tools and forces streaming.
 //
 // The openai rewrite splices: it locates fields by their byte offsets and
 // replaces only the values it changes, so every byte of every other field
@@ -16,7 +18,7 @@ import (
 	"encoding/json"
 )
 
-// The request formats a route accepts (CONTRACT.md §3 request_format).
+// The names of the request formats this package converts (Format).
 const (
 	// FormatOpenAI is an OpenAI chat-completions request, the default.
 	FormatOpenAI = "openai"
@@ -49,9 +51,8 @@ const (
 // once (config.Route.Load builds it) and only read afterwards, so one Shaper
 // serves concurrent requests.
 type Shaper struct {
-	// Format is the body the client sends: FormatOpenAI (the default when
-	// empty), FormatSkillpet or FormatAISDK.
-	Format string
+	// Format is the body the client sends; nil means OpenAI.
+	Format *Format
 	// Mode is the system prompt mode: ModePrepend (the default when empty),
 	// ModeAppend or ModeReplace.
 	Mode string
@@ -71,17 +72,18 @@ type Shaper struct {
 // side needs.
 type Info struct {
 	// Stream is what the client asked for: true only for "stream": true in
-	// an openai body (absent means false, the OpenAI default). skillpet and
-	// aisdk clients always stream. The upstream is asked to stream anyway.
+	// an openai body (absent means false, the OpenAI default); a converted
+	// body says for itself (skillpet and aisdk clients always stream). The
+	// upstream is asked to stream anyway.
 	Stream bool
 	// Model is the model sent upstream: Shaper.Model, or the client's
 	// "model" when no override is configured ("" when neither exists).
 	Model string
-	// ConversationID is skillpet's conversationId, else its projectId; for
-	// aisdk the body's id. Empty for openai.
-	ConversationID string
-	// NoThinking is true when a skillpet client sent enableThinking: false.
-	NoThinking bool
+	// Facts is what a converted body told that its protocol's encoder
+	// needs (for the skillpet body, a skillpet.Request); nil when nothing.
+	// The handler hands it on as transform.Meta.Request, unread: only the
+	// protocol that defines the type knows it.
+	Facts any
 }
 
 // Rewrite returns the body to send upstream for the client's body. prompt is
@@ -102,9 +104,9 @@ func (s *Shaper) Rewrite(body []byte, prompt string) ([]byte, Info, error) {
 }
 
 func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
-	format := s.Format
-	if format == "" {
-		format = FormatOpenAI
+	f := s.Format
+	if f == nil {
+		f = OpenAI
 	}
 	mode := s.Mode
 	if mode == "" {
@@ -113,15 +115,29 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if mode != ModePrepend && mode != ModeAppend && mode != ModeReplace {
 		return nil, Info{}, configError("unknown system prompt mode %q", mode)
 	}
-	switch format {
-	case FormatOpenAI:
-		return s.rewriteOpenAI(body, prompt, mode)
-	case FormatAISDK:
-		return s.rewriteAISDK(body, prompt, mode)
-	case FormatSkillpet:
-		return s.rewriteSkillpet(body, prompt, mode)
+	if f.Convert == nil {
+		d, root, e := parseObject(body, badRequest)
+		if e != nil {
+			return nil, Info{}, e
+		}
+		return s.splice(d, root, prompt, mode)
 	}
-	return nil, Info{}, configError("unknown request format %q", format)
+	chat, conv, e := f.Convert(body)
+	if e != nil {
+		return nil, Info{}, e
+	}
+	// A converter's output is ours, but it passes the same checks: a bug
+	// in it must be a clear error, not a malformed upstream request.
+	d, root, e := parseObject(chat, badRequest)
+	if e != nil {
+		return nil, Info{}, configError("request format %s made an invalid body: %s", f.Name, e.Message)
+	}
+	out, info, e := s.splice(d, root, prompt, mode)
+	if e != nil {
+		return nil, Info{}, e
+	}
+	info.Stream, info.Facts = conv.Stream, conv.Facts
+	return out, info, nil
 }
 
 // parseObject validates body and returns it with its top-level object. bad

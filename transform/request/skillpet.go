@@ -1,15 +1,18 @@
 package request
 
-import "github.com/llmstream/llmstream/transform/jsonout"
+import (
+	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/skillpet"
+)
 
-// rewriteSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
+// convertSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
 // projectId and message required; enableThinking, enableSearch,
 // attachments, conversationId optional) into an OpenAI request with one
-// user message and applies the openai rules to it (CONTRACT.md §3,
-// request_format skillpet). enableSearch has no OpenAI counterpart and is
-// not forwarded: whether the model searches is the route's prompt and
-// tools' business.
-func (s *Shaper) rewriteSkillpet(body []byte, prompt, mode string) ([]byte, Info, *Error) {
+// user message (CONTRACT.md §3, request_format skillpet); the openai rules
+// apply to it next. enableSearch has no OpenAI counterpart and is not
+// forwarded: whether the model searches is the route's prompt and tools'
+// business. Its Facts are a skillpet.Request.
+func convertSkillpet(body []byte) ([]byte, Info, *Error) {
 	d, root, e := parseObject(body, missingParams)
 	if e != nil {
 		return nil, Info{}, e
@@ -26,29 +29,19 @@ func (s *Shaper) rewriteSkillpet(body []byte, prompt, mode string) ([]byte, Info
 		return nil, Info{}, missingParams("", "message is required")
 	}
 
-	mid := make([]byte, 0, len(d)+len(s.Model)+64)
-	mid = append(mid, '{')
-	if s.Model != "" {
-		mid = append(mid, `"model":`...)
-		mid = jsonout.AppendStringS(mid, s.Model)
-		mid = append(mid, ',')
-	}
-	mid = append(mid, `"messages":[{"role":"user","content":`...)
+	mid := make([]byte, 0, len(d)+64)
+	mid = append(mid, `{"messages":[{"role":"user","content":`...)
 	mid = appendSkillpetContent(mid, d, msg, d.member(root, "attachments"))
 	mid = append(mid, "}]}"...)
 
-	md := jsonDoc(mid)
-	out, info, e := s.splice(md, md.root(), prompt, mode)
-	if e != nil {
-		return nil, Info{}, e
+	req := skillpet.Request{
+		ConversationID: d.memberStr(root, "conversationId"),
+		NoThinking:     d.kind(d.member(root, "enableThinking")) == 'f',
 	}
-	info.Stream = true
-	info.ConversationID = d.memberStr(root, "conversationId")
-	if info.ConversationID == "" {
-		info.ConversationID = projectID
+	if req.ConversationID == "" {
+		req.ConversationID = projectID
 	}
-	info.NoThinking = d.kind(d.member(root, "enableThinking")) == 'f'
-	return out, info, nil
+	return mid, Info{Stream: true, Facts: req}, nil
 }
 
 // appendSkillpetContent appends the user message's content: the message

@@ -31,6 +31,7 @@ const keepAlive = ": keep-alive\n\n"
 // Encoder writes one skillpet stream.
 type Encoder struct {
 	meta transform.Meta
+	req  Request // meta.Request, when the body was skillpet's
 	now  func() time.Time
 	// thinking is set while thinking events were sent that no
 	// thinking_done has ended yet.
@@ -45,15 +46,16 @@ type Encoder struct {
 	done         bool
 }
 
-// New returns an Encoder for one stream. meta.NoThinking suppresses every
-// thinking and thinking_done event (specs/002 §3.2: thinking only when
-// enableThinking).
+// New returns an Encoder for one stream. A Request in meta.Request with
+// NoThinking suppresses every thinking and thinking_done event (specs/002
+// §3.2: thinking only when enableThinking).
 func New(meta transform.Meta) *Encoder {
 	now := meta.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Encoder{meta: meta, now: now}
+	req, _ := meta.Request.(Request)
+	return &Encoder{meta: meta, req: req, now: now}
 }
 
 // Begin appends nothing: a skillpet stream has no opening event; the
@@ -117,7 +119,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		e.done = true
 		dst = e.endThinking(dst)
 		dst = append(dst, "event: done\ndata: {\"conversationId\":"...)
-		id := e.meta.ConversationID
+		id := e.req.ConversationID
 		if id == "" {
 			id = e.meta.MessageID
 		}
@@ -181,3 +183,16 @@ func appendToolStart(dst []byte, ev transform.Event) []byte {
 }
 
 var _ transform.Encoder = (*Encoder)(nil)
+
+// Request is what the skillpet request body (specs/002 §2.3) tells the
+// encoder: request_format skillpet puts it in transform.Meta.Request. A
+// stream without one (another request format) ends with the message_id as
+// its conversationId and shows reasoning.
+type Request struct {
+	// ConversationID is done.conversationId: the body's conversationId,
+	// else its projectId.
+	ConversationID string
+	// NoThinking is set by enableThinking: false; it suppresses every
+	// thinking event.
+	NoThinking bool
+}

@@ -183,7 +183,7 @@ func TestEvents(t *testing.T) {
 			encodertest.Event(transform.KindReasoningStart), encodertest.Event(transform.KindReasoningEnd),
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `done {"conversationId":"msg-1"}`}},
-		{"no_thinking", func(m *transform.Meta) { m.NoThinking = true }, []transform.Event{
+		{"no_thinking", func(m *transform.Meta) { m.Request = skillpet.Request{NoThinking: true} }, []transform.Event{
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd),
 			encodertest.Phase(1, "T"), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1),
 			encodertest.Event(transform.KindAnswerStart), encodertest.Answer("hi"), encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("stop"),
@@ -200,7 +200,7 @@ func TestEvents(t *testing.T) {
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("b"), encodertest.Event(transform.KindReasoningEnd), encodertest.Answer("y"), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `token {"content":"x"}`,
 			`thinking {"content":"\n\nb"}`, `thinking_done {}`, `token {"content":"y"}`, `done {"conversationId":"msg-1"}`}},
-		{"conversation_id", func(m *transform.Meta) { m.ConversationID = "conv_123" }, []transform.Event{encodertest.Finish("stop")},
+		{"conversation_id", func(m *transform.Meta) { m.Request = skillpet.Request{ConversationID: "conv_123"} }, []transform.Event{encodertest.Finish("stop")},
 			[]string{`done {"conversationId":"conv_123"}`}},
 		{"serp_summary_status", nil, []transform.Event{encodertest.Text(transform.KindSerpSummary, "正在理解需求")},
 			[]string{`status {"message":"正在理解需求"}`}},

@@ -3,9 +3,9 @@ package skillpet
 import "github.com/llmstream/llmstream/transform/jsonout"
 
 // appendThinking appends a thinking event with text (specs/002 §3.2).
-// Empty text and meta.NoThinking send nothing.
+// Empty text and req.NoThinking send nothing.
 func (e *Encoder) appendThinking(dst, text []byte) []byte {
-	if e.meta.NoThinking || len(text) == 0 {
+	if e.req.NoThinking || len(text) == 0 {
 		return dst
 	}
 	dst = e.openThinking(dst)
@@ -16,7 +16,7 @@ func (e *Encoder) appendThinking(dst, text []byte) []byte {
 // appendThinkingTitle appends a thinking event with a phase title written
 // as "**<title>**\n\n" (CONTRACT.md §5), which the phase text then follows.
 func (e *Encoder) appendThinkingTitle(dst, title []byte) []byte {
-	if e.meta.NoThinking || len(title) == 0 {
+	if e.req.NoThinking || len(title) == 0 {
 		return dst
 	}
 	dst = e.openThinking(dst)

@@ -1,0 +1,53 @@
+package request
+
+// A Format is a request body that a route's clients send (the
+// request_format option, CONTRACT.md §3). Every format other than openai
+// converts its body into an OpenAI chat-completions body first; the openai
+// rules (system prompt, tools, tool_choice, model, forced streaming) then
+// apply to it alike, so a new format is one Convert function and one row
+// in the protocol table (transform/pipeline) that names it.
+type Format struct {
+	// Name is the request_format option's value.
+	Name string
+	// Convert turns the client's body into an OpenAI chat-completions body,
+	// with what the request's own protocol must know of it (Info.Facts) and
+	// whether the client wants a stream (Info.Stream). Nil for openai,
+	// whose body is already one. A body it cannot convert gives a 4xx
+	// *Error, in the format's own terms. Convert must not retain body.
+	Convert func(body []byte) ([]byte, Info, *Error)
+	// NoModel says the format's body names no model, so that a route
+	// taking it must configure one (config checks).
+	NoModel bool
+	// AppendError appends the JSON body of an error answered to this
+	// format's clients; nil means the OpenAI shape
+	// {"error":{"code":…,"message":…}} (CONTRACT.md §3).
+	AppendError func(dst []byte, e *Error) []byte
+}
+
+// The request formats this package converts. Protocols with a body of
+// their own name theirs in the protocol table; OpenAI is every other
+// protocol's.
+var (
+	// OpenAI is an OpenAI chat-completions request, the default.
+	OpenAI = &Format{Name: FormatOpenAI}
+	// Skillpet is the skillpet POST /stream body (specs/002 §2.3).
+	Skillpet = &Format{Name: FormatSkillpet, Convert: convertSkillpet, NoModel: true, AppendError: appendFlatError}
+	// AISDK is what the AI SDK's useChat (DefaultChatTransport) posts.
+	AISDK = &Format{Name: FormatAISDK, Convert: convertAISDK, NoModel: true}
+)
+
+// ErrorBody appends the JSON body of e for f's clients (f nil: openai).
+func (f *Format) ErrorBody(dst []byte, e *Error) []byte {
+	if f != nil && f.AppendError != nil {
+		return f.AppendError(dst, e)
+	}
+	return e.AppendJSON(dst)
+}
+
+// String returns the format's name ("openai" for nil).
+func (f *Format) String() string {
+	if f == nil {
+		return FormatOpenAI
+	}
+	return f.Name
+}
