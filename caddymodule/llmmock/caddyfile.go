@@ -28,9 +28,10 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		reply_file      <file>      # repeatable: replies rotate
 //		reply_text      <text>      # repeatable
 //		reasoning_file  <file>
-//		tool_calls_file <file>
+//		tool_calls_file <file>      # repeatable: rotate with the replies
 //		chunk_size      <bytes>
 //		random_chunks               # deltas of 1 to chunk_size bytes
+//		record                      # keep request bodies: GET …/llm_mock/requests
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
@@ -43,7 +44,7 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		name := d.Val()
-		if seen[name] && name != "reply_file" && name != "reply_text" {
+		if seen[name] && name != "reply_file" && name != "reply_text" && name != "tool_calls_file" {
 			return d.Errf("%s: specified more than once", name)
 		}
 		seen[name] = true
@@ -62,7 +63,10 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "reasoning_file":
 			err = cfargs.One(d, &m.ReasoningFile)
 		case "tool_calls_file":
-			err = cfargs.One(d, &m.ToolCallsFile)
+			var f string
+			if err = cfargs.One(d, &f); err == nil {
+				m.ToolCallsFiles = append(m.ToolCallsFiles, f)
+			}
 		case "chunk_size":
 			err = cfargs.Int(d, &m.ChunkSize)
 			if err == nil && m.ChunkSize == 0 {
@@ -74,6 +78,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				cd := caddy.Duration(dur)
 				m.Interval = &cd
 			}
+		case "record":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.Record = true
 		case "random_chunks":
 			if d.NextArg() {
 				return d.ArgErr()

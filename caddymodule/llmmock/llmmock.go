@@ -42,10 +42,18 @@ type Mock struct {
 	ReplyTexts []string `json:"reply_text,omitempty"`
 	// ReasoningFile, if set, is streamed first as reasoning_content.
 	ReasoningFile string `json:"reasoning_file,omitempty"`
-	// ToolCallsFile, if set, holds a JSON array of {"name", "arguments"}
-	// tool calls, streamed as native tool_calls deltas after the reply;
-	// the finish reason is then "tool_calls".
-	ToolCallsFile string `json:"tool_calls_file,omitempty"`
+	// ToolCallsFiles hold JSON arrays of {"name", "arguments"} tool calls,
+	// streamed as native tool_calls deltas after the reply; the finish
+	// reason is then "tool_calls". With several files, requests rotate
+	// through them as they do through the replies (request n takes reply
+	// n and tool calls n, each modulo its count), so that a scripted
+	// conversation can call a tool and then answer: a file holding []
+	// means no call on that turn.
+	ToolCallsFiles []string `json:"tool_calls_file,omitempty"`
+	// Record keeps the bodies of the last RecordLimit chat requests, served
+	// as a JSON array at GET …/llm_mock/requests (DELETE clears them), so
+	// that tests see exactly what llm_stream sent upstream.
+	Record bool `json:"record,omitempty"`
 	// ChunkSize is the bytes per delta, cut on UTF-8 boundaries. Default 8.
 	ChunkSize int `json:"chunk_size,omitempty"`
 	// RandomChunks makes each delta between 1 and ChunkSize bytes, drawn
@@ -62,9 +70,10 @@ type Mock struct {
 
 	replies   [][]byte
 	reasoning []byte
-	toolCalls []mockCall
+	toolCalls [][]mockCall // per ToolCallsFiles entry
 	interval  time.Duration
 	requests  *atomic.Uint64 // a pointer: CaddyModule copies the value
+	recorded  *recorder
 }
 
 type mockCall struct {
@@ -106,7 +115,7 @@ func (m *Mock) Provision(caddy.Context) error {
 	for _, t := range m.ReplyTexts {
 		m.replies = append(m.replies, []byte(t))
 	}
-	if len(m.replies) == 0 && m.ToolCallsFile == "" {
+	if len(m.replies) == 0 && len(m.ToolCallsFiles) == 0 {
 		return errors.New("llm_mock: reply_file or reply_text is required")
 	}
 	if m.ReasoningFile != "" {
@@ -116,32 +125,51 @@ func (m *Mock) Provision(caddy.Context) error {
 		}
 		m.reasoning = b
 	}
-	if m.ToolCallsFile != "" {
-		b, err := os.ReadFile(m.ToolCallsFile)
+	m.toolCalls = m.toolCalls[:0]
+	for _, f := range m.ToolCallsFiles {
+		calls, err := readToolCalls(f)
 		if err != nil {
 			return fmt.Errorf("tool_calls_file: %w", err)
 		}
-		calls := gjson.ParseBytes(b)
-		if !calls.IsArray() {
-			return fmt.Errorf("tool_calls_file: %s: want a JSON array of {\"name\", \"arguments\"}", m.ToolCallsFile)
-		}
-		for _, c := range calls.Array() {
-			name, args := c.Get("name").String(), c.Get("arguments")
-			if name == "" {
-				return fmt.Errorf("tool_calls_file: %s: a tool call without a name", m.ToolCallsFile)
-			}
-			a := args.Raw // an object is sent as its JSON text, a string as its value
-			if args.Type == gjson.String {
-				a = args.Str
-			}
-			m.toolCalls = append(m.toolCalls, mockCall{name: name, args: a})
-		}
+		m.toolCalls = append(m.toolCalls, calls)
+	}
+	if m.Record {
+		m.recorded = new(recorder)
 	}
 	return nil
 }
 
+// readToolCalls reads a tool_calls_file: a JSON array of {"name",
+// "arguments"}, arguments an object or a string.
+func readToolCalls(file string) ([]mockCall, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	calls := gjson.ParseBytes(b)
+	if !json.Valid(b) || !calls.IsArray() {
+		return nil, fmt.Errorf("%s: want a JSON array of {\"name\", \"arguments\"}", file)
+	}
+	out := []mockCall{}
+	for _, c := range calls.Array() {
+		name, args := c.Get("name").String(), c.Get("arguments")
+		if name == "" {
+			return nil, fmt.Errorf("%s: a tool call without a name", file)
+		}
+		a := args.Raw // an object is sent as its JSON text, a string as its value
+		if args.Type == gjson.String {
+			a = args.Str
+		}
+		out = append(out, mockCall{name: name, args: a})
+	}
+	return out, nil
+}
+
 // ServeHTTP answers like an OpenAI chat-completions endpoint.
 func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if m.recorded != nil && strings.HasSuffix(r.URL.Path, recordPath) {
+		return m.recorded.serve(w, r)
+	}
 	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		return mockError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.URL.Path)
 	}
@@ -159,12 +187,19 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		return mockError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object with a messages array")
 	}
 	n := m.requests.Add(1)
+	if m.recorded != nil {
+		m.recorded.add(body)
+	}
 	var reply []byte
 	if len(m.replies) > 0 {
 		reply = m.replies[(n-1)%uint64(len(m.replies))]
 	}
+	var calls []mockCall
+	if len(m.toolCalls) > 0 {
+		calls = m.toolCalls[(n-1)%uint64(len(m.toolCalls))]
+	}
 	t := mockTurn{
-		m: m, w: w, r: r, reply: reply,
+		m: m, w: w, r: r, reply: reply, calls: calls,
 		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),
 		created: time.Now().Unix(),
 		prompt:  len(body) / 4,
@@ -185,6 +220,7 @@ type mockTurn struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	reply   []byte
+	calls   []mockCall
 	id      string
 	created int64
 	prompt  int
@@ -218,7 +254,7 @@ func (t *mockTurn) stream(usage bool) error {
 		}
 	}
 	finish := `"stop"`
-	for i, c := range t.m.toolCalls {
+	for i, c := range t.calls {
 		finish = `"tool_calls"`
 		head := `{"tool_calls":[{"index":` + strconv.Itoa(i) + `,"id":"call_mock_` + strconv.Itoa(i) +
 			`","type":"function","function":{"name":` + string(jsonout.AppendStringS(nil, c.name)) + `,"arguments":""}}]}`
@@ -293,10 +329,10 @@ func (t *mockTurn) completion() error {
 		b = jsonout.AppendString(b, t.m.reasoning)
 	}
 	finish := "stop"
-	if len(t.m.toolCalls) > 0 {
+	if len(t.calls) > 0 {
 		finish = "tool_calls"
 		b = append(b, `,"tool_calls":[`...)
-		for i, c := range t.m.toolCalls {
+		for i, c := range t.calls {
 			if i > 0 {
 				b = append(b, ',')
 			}
