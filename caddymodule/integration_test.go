@@ -526,7 +526,8 @@ func protocolCases() []protocolCase {
 		},
 		{
 			protocol: "openai",
-			request:  openaiRequest,
+			// A client that asks for usage gets the usage chunk (CONTRACT §7).
+			request: strings.Replace(openaiRequest, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1),
 			label: func(t *testing.T, ev sseEvent) string {
 				if ev.Data == "[DONE]" {
 					return "[DONE]"

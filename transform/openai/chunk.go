@@ -89,14 +89,14 @@ func (e *Encoder) appendContent(dst, text []byte) []byte {
 
 // appendFinishChunks ends a streamed completion: a chunk with an empty
 // delta and the finish reason, the usage chunk (choices empty, as OpenAI
-// sends it for stream_options.include_usage) when usage came, and
-// [DONE].
+// sends it for stream_options.include_usage) when usage came and the
+// client asked for it, and [DONE].
 func (e *Encoder) appendFinishChunks(dst []byte, reason string) []byte {
 	dst = e.appendChunkHead(dst)
 	dst = append(dst, `{},"logprobs":null,"finish_reason":`...)
 	dst = jsonout.AppendStringS(dst, reason)
 	dst = append(dst, "}]}\n\n"...)
-	if e.usage != nil {
+	if e.usage != nil && e.req.IncludeUsage {
 		dst = append(dst, "data: "...)
 		dst = append(dst, e.prefix...)
 		dst = append(dst, `[],"usage":`...)

@@ -427,3 +427,39 @@ func FuzzEncoder(f *testing.F) {
 		}
 	})
 }
+
+// TestUsageChunkOnlyWhenAsked checks CONTRACT §7: the usage chunk, whose
+// empty choices crash code that reads chunk.choices[0] unguarded, goes
+// only to a client that sent stream_options.include_usage: true; a whole
+// completion always carries usage, as OpenAI's does.
+func TestUsageChunkOnlyWhenAsked(t *testing.T) {
+	evs := []transform.Event{encodertest.Routed("m", ""), encodertest.Answer("hi"),
+		{Kind: transform.KindUsage, Text: []byte(`{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}`)},
+		encodertest.Finish("stop")}
+	for _, tt := range []struct {
+		name  string
+		asked bool
+	}{{"asked", true}, {"not_asked", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			meta := encodertest.Meta()
+			meta.Request = openai.Request{IncludeUsage: tt.asked}
+			out := encodertest.Run(openai.New(meta), evs)
+			a, err := checkStream(out)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if got := a.usage != nil; got != tt.asked {
+				t.Errorf("usage chunk sent: %v, want %v\n%s", got, tt.asked, out)
+			}
+			meta.Stream = false
+			enc := openai.New(meta)
+			w, err := checkWhole(encodertest.Run(enc, evs), enc.Status())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Usage == nil {
+				t.Errorf("whole completion without usage")
+			}
+		})
+	}
+}

@@ -71,7 +71,8 @@ func uiPart(d jsonDoc, p span) (int, span) {
 }
 
 // appendUIMessage appends the OpenAI message for AI SDK UIMessage m {id,
-// role, parts} and reports whether there was one. The role is kept (system,
+// role, parts} (or, without parts, {role, content}) and reports whether
+// there was one. The role is kept (system,
 // user or assistant; a message with any other role is dropped). Text parts
 // become the content; file parts whose media type is image/* become
 // image_url parts; every other part (reasoning, tool-*, dynamic-tool,
@@ -94,6 +95,20 @@ func appendUIMessage(dst []byte, d jsonDoc, m span) ([]byte, bool) {
 		return dst, false
 	}
 	parts := d.member(m, "parts")
+	if d.kind(parts) != '[' {
+		// A message without parts, as AI SDK 4's useChat and hand-written
+		// clients send it: its content string is the text (CONTRACT §7), so
+		// that the upstream still sees the turn.
+		c := d.member(m, "content")
+		if d.kind(c) != '"' || c.end-c.start == 2 {
+			return dst, false
+		}
+		dst = append(dst, `{"role":"`...)
+		dst = append(dst, roleName...)
+		dst = append(dst, `","content":`...)
+		dst = append(dst, d[c.start:c.end]...)
+		return append(dst, '}'), true
+	}
 	texts, images := 0, 0
 	d.elements(parts, func(p span) bool {
 		switch k, _ := uiPart(d, p); k {

@@ -51,6 +51,13 @@ func TestRewriteAISDK(t *testing.T) {
 			info: Info{Stream: true, Model: "m"},
 		},
 		{
+			name:   "content_without_parts",
+			shaper: base,
+			body:   `{"id":"c","messages":[{"role":"user","content":"caf\u00e9"},{"role":"assistant","content":""},{"role":"user","parts":[],"content":"x"}]}`,
+			msgs:   []string{"system:P", "user:café"},
+			info:   Info{Stream: true, Model: "m"},
+		},
+		{
 			name:   "image_only",
 			shaper: base,
 			body:   `{"id":"c","messages":[{"role":"user","parts":[{"type":"file","mediaType":"image/webp","url":"https://x/c.webp"}]}]}`,

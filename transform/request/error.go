@@ -28,6 +28,9 @@ const (
 	// which one the upstream will read (a client could slip a second
 	// "messages" past the system prompt).
 	CodeDuplicateKey = "duplicate_key"
+	// CodeUnsupportedN: "n" asks for more than one choice, which no client
+	// protocol can carry (CONTRACT §7).
+	CodeUnsupportedN = "unsupported_n"
 	// CodeRequestTooLarge: the body exceeds max_request_body (TooLarge).
 	CodeRequestTooLarge = "request_too_large"
 	// CodeMissingParams: a skillpet body without projectId or message

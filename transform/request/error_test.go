@@ -32,6 +32,8 @@ func TestRewriteErrors(t *testing.T) {
 		{name: "openai_messages_string", body: `{"messages":"hi"}`, status: 400, code: CodeInvalidMessages, msg: "got a string"},
 		{name: "openai_duplicate_messages", body: `{"messages":[],"messages":[]}`, status: 400, code: CodeDuplicateKey, msg: `"messages"`},
 		{name: "openai_duplicate_escaped_stream", body: `{"messages":[],"stream":true,"str\u0065am":false}`, status: 400, code: CodeDuplicateKey, msg: `"stream"`},
+		{name: "openai_n_two", body: `{"messages":[],"n":2}`, status: 400, code: CodeUnsupportedN, msg: `"n" must be 1`},
+		{name: "openai_n_string", body: `{"messages":[],"n":"2"}`, status: 400, code: CodeUnsupportedN, msg: `got "2"`},
 		{name: "openai_tools_not_array", shaper: tools, body: `{"messages":[],"tools":{"a":1}}`, status: 400, code: CodeInvalidTools, msg: "got an object"},
 		{name: "openai_bad_mode", shaper: Shaper{Mode: "insert"}, body: `{"messages":[]}`, status: 500, code: CodeBadConfig, msg: `"insert"`},
 		{name: "format_makes_bad_body", shaper: Shaper{Format: brokenFormat}, body: `{"messages":[]}`, status: 500, code: CodeBadConfig, msg: "request format broken"},

@@ -1,6 +1,9 @@
 package request
 
-import "github.com/llmstream/llmstream/transform/jsonout"
+import (
+	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/openai"
+)
 
 // The top-level members the openai rewrite changes, as indexes into
 // touched. Their order is the order in which absent ones are appended to the
@@ -12,6 +15,8 @@ const (
 	tToolChoice
 	tStream
 	tStreamOptions
+	// tN is read, never written: more than one choice is refused.
+	tN
 	numTouched
 )
 
@@ -23,6 +28,7 @@ var touched = [numTouched]string{
 	tToolChoice:    "tool_choice",
 	tStream:        "stream",
 	tStreamOptions: "stream_options",
+	tN:             "n",
 }
 
 // rewriteOpenAI applies the openai rules (CONTRACT.md §3, request_format
@@ -69,7 +75,17 @@ func (s *Shaper) splice(d jsonDoc, root span, prompt, mode string) ([]byte, Info
 		return nil, Info{}, badRequest(CodeInvalidTools, `"tools" must be an array, got `+d.typeName(tools))
 	}
 
-	info := Info{Stream: d.kind(vals[tStream]) == 't', Model: s.Model}
+	// Every client protocol carries one answer, and upstream chunks of
+	// several choices would interleave (CONTRACT §7): n other than 1 is
+	// refused before anything goes upstream.
+	if n := vals[tN]; n.exists() && d.kind(n) != 'n' && string(d[n.start:n.end]) != "1" {
+		return nil, Info{}, badRequest(CodeUnsupportedN, `"n" must be 1: llmstream streams one answer per request, got `+
+			string(d[n.start:min(n.end, n.start+32)]))
+	}
+
+	info := Info{Stream: d.kind(vals[tStream]) == 't', Model: s.Model, Facts: openai.Request{
+		IncludeUsage: d.kind(d.member(vals[tStreamOptions], "include_usage")) == 't',
+	}}
 	if info.Model == "" {
 		info.Model = d.str(vals[tModel])
 	}
@@ -154,6 +170,7 @@ func (s *Shaper) appendValue(dst []byte, k int, d jsonDoc, cur span, prompt, mod
 	case tStreamOptions:
 		return appendStreamOptions(dst, d, cur), true
 	}
+	// tN stays as the client sent it, or absent.
 	return dst, false
 }
 
@@ -171,7 +188,7 @@ func appendMessages(dst []byte, d jsonDoc, msgs span, prompt, mode string) []byt
 		i := 0
 		d.elements(msgs, func(e span) bool {
 			i++
-			if d.stringIs(d.member(e, "role"), "system") {
+			if isSystem(d, e) {
 				at = i
 			}
 			return true
@@ -199,7 +216,7 @@ func appendMessages(dst []byte, d jsonDoc, msgs span, prompt, mode string) []byt
 		}
 		i++
 		pos = e.end
-		if mode == ModeReplace && d.stringIs(d.member(e, "role"), "system") {
+		if mode == ModeReplace && isSystem(d, e) {
 			return true
 		}
 		sep()
@@ -212,6 +229,14 @@ func appendMessages(dst []byte, d jsonDoc, msgs span, prompt, mode string) []byt
 	// Between the last element and ']' there is only the client's
 	// whitespace.
 	return append(dst, d[pos:msgs.end]...)
+}
+
+// isSystem reports whether message m is a system message: role "system",
+// or "developer", which newer OpenAI clients send instead (CONTRACT §7),
+// so that append and replace treat both alike.
+func isSystem(d jsonDoc, m span) bool {
+	role := d.member(m, "role")
+	return d.stringIs(role, "system") || d.stringIs(role, "developer")
 }
 
 // appendSystemMessage appends {"role":"system","content":prompt}.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmstream/llmstream/transform/openai"
 )
 
 const (
@@ -129,7 +131,7 @@ func TestRewriteOpenAI(t *testing.T) {
 			body: "\r\n{ \"temperature\" :\t1.0e+2 ,\"x\\u00e9\":\"caf\\u00e9 \\ud83d\\ude00 \u00e9\",\n" +
 				"  \"meta\": {\"a\": [1, {\"b\": null}], \"a\": \"dup\"},\"meta\":\"dup2\",\n" +
 				"  \"messages\" : [ {\"role\":\"user\",\"content\":\"\\u0068i\",\"name\":\"n\"} ] ,\n" +
-				"  \"n\": -0.5E-3, \"logit_bias\": {}, \"stop\": [\"\\n\", \"\\\"\"]\r\n}\r\n",
+				"  \"top_p\": -0.5E-3, \"logit_bias\": {}, \"stop\": [\"\\n\", \"\\\"\"]\r\n}\r\n",
 			msgs: []string{"system:P", "user:hi"},
 			contains: []string{
 				"\r\n{ \"temperature\" :\t1.0e+2 ,\"x\\u00e9\":\"caf\\u00e9 \\ud83d\\ude00 \u00e9\",\n",
@@ -251,6 +253,35 @@ func TestRewriteOpenAI(t *testing.T) {
 			contains: []string{`"stream_options":{"chunk":1, "extra":{"a":[1]},"include_usage":true }}`},
 		},
 		{
+			name:     "stream_options_usage_asked",
+			body:     `{"messages":[],"stream":true,"stream_options":{"include_usage":true}}`,
+			info:     Info{Stream: true, Facts: openai.Request{IncludeUsage: true}},
+			contains: []string{`"stream_options":{"include_usage":true}`},
+		},
+		{
+			name:   "replace_developer",
+			shaper: Shaper{Mode: ModeReplace},
+			prompt: "P",
+			body:   `{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"},{"role":"system","content":"s"}]}`,
+			msgs:   []string{"system:P", "user:hi"},
+		},
+		{
+			name:   "append_after_developer",
+			shaper: Shaper{Mode: ModeAppend},
+			prompt: "P",
+			body:   `{"messages":[{"role":"system","content":"s"},{"role":"developer","content":"d"},{"role":"user","content":"hi"}]}`,
+			msgs:   []string{"system:s", "developer:d", "system:P", "user:hi"},
+		},
+		{
+			name:     "n_one_kept",
+			body:     `{"messages":[],"n":1}`,
+			contains: []string{`"n":1`},
+		},
+		{
+			name: "n_null_kept",
+			body: `{"messages":[],"n":null}`,
+		},
+		{
 			name:     "stream_options_usage_false",
 			body:     `{"messages":[],"stream_options":{"include_usage":false,"x":2}}`,
 			contains: []string{`"stream_options":{"include_usage":true,"x":2}`},
@@ -311,8 +342,12 @@ func TestRewriteOpenAI(t *testing.T) {
 			if got := string(u.ToolChoice); got != tt.choice {
 				t.Errorf("tool_choice = %s, want %s", got, tt.choice)
 			}
-			if info != tt.info {
-				t.Errorf("info = %+v, want %+v", info, tt.info)
+			want := tt.info
+			if want.Facts == nil {
+				want.Facts = openai.Request{}
+			}
+			if info != want {
+				t.Errorf("info = %+v, want %+v", info, want)
 			}
 			for _, c := range tt.contains {
 				if !strings.Contains(string(out), c) {
