@@ -29,6 +29,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		reply_text      <text>      # repeatable
 //		reasoning_file  <file>
 //		tool_calls_file <file>      # repeatable: rotate with the replies
+//		replay_file     <file>      # repeatable: a recorded upstream body, served as it is
 //		chunk_size      <bytes>
 //		random_chunks               # deltas of 1 to chunk_size bytes
 //		record                      # keep request bodies: GET …/llm_mock/requests
@@ -44,7 +45,7 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		name := d.Val()
-		if seen[name] && name != "reply_file" && name != "reply_text" && name != "tool_calls_file" {
+		if seen[name] && name != "reply_file" && name != "reply_text" && name != "tool_calls_file" && name != "replay_file" {
 			return d.Errf("%s: specified more than once", name)
 		}
 		seen[name] = true
@@ -77,6 +78,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if dur, err = cfargs.Duration(d); err == nil {
 				cd := caddy.Duration(dur)
 				m.Interval = &cd
+			}
+		case "replay_file":
+			var f string
+			if err = cfargs.One(d, &f); err == nil {
+				m.ReplayFiles = append(m.ReplayFiles, f)
 			}
 		case "record":
 			if d.NextArg() {

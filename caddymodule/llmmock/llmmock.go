@@ -50,6 +50,13 @@ type Mock struct {
 	// conversation can call a tool and then answer: a file holding []
 	// means no call on that turn.
 	ToolCallsFiles []string `json:"tool_calls_file,omitempty"`
+	// ReplayFiles are recorded upstream bodies served as they are, byte for
+	// byte, in pieces of ChunkSize bytes cut anywhere (the network may cut
+	// SSE mid-line and mid-rune): a .json file as one chat.completion, any
+	// other as an SSE stream. Requests rotate through them. They replace
+	// the reply options, so that real providers' streams, quirks and all,
+	// can be played to llm_stream and its clients.
+	ReplayFiles []string `json:"replay_file,omitempty"`
 	// Record keeps the bodies of the last RecordLimit chat requests, served
 	// as a JSON array at GET …/llm_mock/requests (DELETE clears them), so
 	// that tests see exactly what llm_stream sent upstream.
@@ -69,6 +76,7 @@ type Mock struct {
 	TruncateAfter int `json:"truncate_after,omitempty"`
 
 	replies   [][]byte
+	replays   [][]byte
 	reasoning []byte
 	toolCalls [][]mockCall // per ToolCallsFiles entry
 	interval  time.Duration
@@ -115,8 +123,19 @@ func (m *Mock) Provision(caddy.Context) error {
 	for _, t := range m.ReplyTexts {
 		m.replies = append(m.replies, []byte(t))
 	}
-	if len(m.replies) == 0 && len(m.ToolCallsFiles) == 0 {
-		return errors.New("llm_mock: reply_file or reply_text is required")
+	m.replays = m.replays[:0]
+	for _, f := range m.ReplayFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("replay_file: %w", err)
+		}
+		m.replays = append(m.replays, b)
+	}
+	switch {
+	case len(m.replays) > 0 && (len(m.replies) > 0 || len(m.ToolCallsFiles) > 0 || m.ReasoningFile != ""):
+		return errors.New("llm_mock: replay_file replaces reply_file, reply_text, reasoning_file and tool_calls_file")
+	case len(m.replays) == 0 && len(m.replies) == 0 && len(m.ToolCallsFiles) == 0:
+		return errors.New("llm_mock: reply_file, reply_text or replay_file is required")
 	}
 	if m.ReasoningFile != "" {
 		b, err := os.ReadFile(m.ReasoningFile)
@@ -208,6 +227,10 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		t.rng = rand.New(rand.NewPCG(n, 0x6c6c6d73))
 	}
 	w.Header().Set("X-Request-Id", "mockreq_"+strconv.FormatUint(n, 10))
+	if len(m.replays) > 0 {
+		f := (n - 1) % uint64(len(m.replays))
+		return t.replay(m.replays[f], strings.HasSuffix(m.ReplayFiles[f], ".json"))
+	}
 	if !gjson.GetBytes(body, "stream").Bool() {
 		return t.completion()
 	}
@@ -283,16 +306,53 @@ func (t *mockTurn) stream(usage bool) error {
 	return t.write([]byte("data: [DONE]\n\n"))
 }
 
+// replay writes a recorded body as it is, in pieces of ChunkSize bytes
+// (random sizes with RandomChunks) cut anywhere, with the pause between.
+func (t *mockTurn) replay(body []byte, whole bool) error {
+	if whole {
+		t.w.Header().Set("Content-Type", "application/json")
+	} else {
+		t.w.Header().Set("Content-Type", "text/event-stream")
+		t.w.Header().Set("Cache-Control", "no-cache")
+	}
+	t.w.WriteHeader(http.StatusOK)
+	for len(body) > 0 {
+		size := t.m.ChunkSize
+		if t.rng != nil {
+			size = 1 + t.rng.IntN(size)
+		}
+		n := min(size, len(body))
+		if err := t.pause(); err != nil || t.r.Context().Err() != nil {
+			return nil // the client left
+		}
+		if err := t.write(body[:n]); err != nil {
+			return err
+		}
+		body = body[n:]
+	}
+	return nil
+}
+
+// pause waits the interval between deltas; it ends early, with the
+// context's error, when the client leaves.
+func (t *mockTurn) pause() error {
+	if t.m.interval <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(t.m.interval)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-t.r.Context().Done():
+		return t.r.Context().Err()
+	}
+}
+
 // delta writes one content or reasoning delta, after the pause.
 func (t *mockTurn) delta(field string, piece []byte) error {
-	if t.m.interval > 0 {
-		timer := time.NewTimer(t.m.interval)
-		select {
-		case <-timer.C:
-		case <-t.r.Context().Done():
-			timer.Stop()
-			return nil // the client left: stop quietly
-		}
+	if t.pause() != nil {
+		return nil // the client left: stop quietly
 	}
 	d := append([]byte(`{"`+field+`":`), jsonout.AppendString(nil, piece)...)
 	return t.chunk(string(append(d, '}')), "null")

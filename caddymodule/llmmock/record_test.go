@@ -75,3 +75,40 @@ func TestScriptedTurns(t *testing.T) {
 		t.Errorf("after DELETE: %s", bodies)
 	}
 }
+
+// TestReplay checks that a recorded upstream body reaches llm_stream byte
+// for byte, as SSE or as one JSON completion by its file name, and that
+// replay_file does not mix with the reply options.
+func TestReplay(t *testing.T) {
+	dir := t.TempDir()
+	sse := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"héllo\"}]}}]}\n\n: keep-alive\n\ndata: [DONE]\n\n"
+	whole := `{"object":"chat.completion","choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}]}`
+	files := map[string]string{"mistral.sse": sse, "whole.json": whole}
+	var paths []string
+	for _, name := range []string{"mistral.sse", "whole.json"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(files[name]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	zero := caddy.Duration(0)
+	m := &Mock{ReplayFiles: paths, ChunkSize: 3, RandomChunks: true, Interval: &zero}
+	if err := m.Provision(caddy.Context{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ body, ctype string }{{sse, "text/event-stream"}, {whole, "application/json"}} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"messages":[],"stream":true}`))
+		if err := m.ServeHTTP(rec, req, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Body.String() != want.body || rec.Header().Get("Content-Type") != want.ctype {
+			t.Errorf("request %d: %s %q, want %s %q", i+1, rec.Header().Get("Content-Type"), rec.Body, want.ctype, want.body)
+		}
+	}
+	mixed := &Mock{ReplayFiles: paths, ReplyTexts: []string{"x"}}
+	if err := mixed.Provision(caddy.Context{}); err == nil || !strings.Contains(err.Error(), "replay_file replaces") {
+		t.Errorf("replay_file with reply_text: %v", err)
+	}
+}
