@@ -142,6 +142,9 @@ func TestChunkDecoderDoesNotAllocate(t *testing.T) {
 		[]byte(chunkJSON(`{"reasoning_content":"Let me think\n","reasoning":"Let me think\n"}`)),
 		[]byte(chunkJSON(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"q\":\"caf\\u00e9\"}"}},{"index":1,"function":{"arguments":"{}"}}]}`)),
 		[]byte(`{"id":"x","choices":[],"usage":{"prompt_tokens":3}}`),
+		[]byte(chunkJSON(`{"content":[{"type":"thinking","thinking":[{"type":"text","text":"r\n"},{"type":"text","text":"s"}]},{"type":"text","text":"a\n"},{"text":"b"},{"type":"image_url"}]}`)),
+		[]byte(`{"choices":[{"delta":{"content":"x"}},{"delta":{"content":"y"},"usage":{"total_tokens":1}}]}`),
+		[]byte(chunkJSON(`{"tool_calls":[{"function":{"arguments":"{\"a\":1}"}},{"function":{"arguments":"{}"}}]}`)),
 		[]byte(`{"error":{"message":"bad \"thing\"","code":500}}`),
 		[]byte(`[DONE]`),
 	}

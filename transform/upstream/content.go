@@ -48,23 +48,23 @@ func (d *ChunkDecoder) parts(parts *array, reasoning bool) {
 			if part, ok := parts.object(); ok {
 				d.part(&part, reasoning)
 			}
-		case '[':
-			d.violation(parts.raw())
 		default:
 			d.scalar(parts.raw(), reasoning)
 		}
 	}
 }
 
-// scalar takes a content value or part that is not an object: a string is
-// text; a number or literal is delivered as its JSON text, with a
-// violation, since a server that sends one has mangled text; null is
-// nothing.
+// scalar takes a content value or part that is not a typed part: a string
+// is text; a number or literal is delivered as its JSON text, with a
+// violation, since a server that sends one has mangled text; an object or
+// array there is only reported; null is nothing.
 func (d *ChunkDecoder) scalar(raw []byte, reasoning bool) {
 	switch {
 	case len(raw) == 0 || isNull(raw):
 	case isString(raw):
 		d.segs = append(d.segs, segment{raw: raw, reasoning: reasoning})
+	case raw[0] == '{' || raw[0] == '[':
+		d.violation(raw)
 	default:
 		d.violation(raw)
 		d.segs = append(d.segs, segment{raw: raw, reasoning: reasoning})

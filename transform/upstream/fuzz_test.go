@@ -93,8 +93,10 @@ func FuzzToolCallAssembly(f *testing.F) {
 
 // FuzzChunkDecoder checks the decoder on any data: no panic, every valid
 // JSON object accepted, and, for valid UTF-8 JSON without duplicate keys,
-// content and reasoning equal to what encoding/json decodes (differential
-// test, PARSING.md §5.11).
+// the same content, reasoning, finish reason, usage, stray choice and
+// number of violations as referenceDecode, which follows the same rules
+// with encoding/json (differential test, PARSING.md §5.11). Half the runs
+// decode data as a non-streamed completion.
 func FuzzChunkDecoder(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.sse")
 	for _, file := range files {
@@ -104,19 +106,28 @@ func FuzzChunkDecoder(f *testing.F) {
 		}
 		for _, line := range bytes.Split(body, []byte("\n")) {
 			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				f.Add(data)
+				f.Add(data, false)
 			}
 		}
 	}
-	f.Add([]byte(chunkJSON(`{"content":"a\ud83d\ude00\ud800x\u00e9\\","reasoning_content":"","reasoning":"r"}`)))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Add([]byte(chunkJSON(`{"content":"a\ud83d\ude00\ud800x\u00e9\\","reasoning_content":"","reasoning":"r"}`)), false)
+	f.Add([]byte(chunkJSON(`{"content":[{"type":"thinking","thinking":[{"type":"text","text":"r"},{"type":"reference"}]},{"text":"c"},7,["x"],{"type":"x","text":"y"}],"refusal":"no"}`)), false)
+	f.Add([]byte(`{"choices":[{"delta":{"content":"b"},"index":1,"usage":{"a":1}},{"index":0,"message":{"content":[{"type":"text","text":"a"}]},"usage":{"b":2}}],"x_groq":{"usage":{}}}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, completion bool) {
 		var d ChunkDecoder
+		member := "delta"
 		c, err := d.Decode(data)
+		if completion {
+			member = "message"
+			c, err = DecodeCompletion(data)
+		}
 		if !json.Valid(data) || !utf8.Valid(data) {
 			return
 		}
-		var doc map[string]json.RawMessage
-		if json.Unmarshal(data, &doc) != nil || doc == nil {
+		// Maps, not structs: encoding/json matches struct fields without
+		// regard to case, the decoder (like OpenAI) does not.
+		want, ok := referenceDecode(data, member)
+		if !ok {
 			return // not an object
 		}
 		if err != nil {
@@ -125,33 +136,23 @@ func FuzzChunkDecoder(f *testing.F) {
 		if hasDuplicateKeys(data) {
 			return
 		}
-		// Maps, not structs: encoding/json matches struct fields without
-		// regard to case, the decoder (like OpenAI) does not.
-		var choices []json.RawMessage
-		var choice, delta map[string]json.RawMessage
-		if json.Unmarshal(doc["choices"], &choices) != nil || len(choices) == 0 ||
-			json.Unmarshal(choices[0], &choice) != nil || choice == nil {
-			return // choices of another shape: nothing to compare
+		if !bytes.Equal(c.Content, want.content) {
+			t.Fatalf("content %q, the reference says %q", c.Content, want.content)
 		}
-		if json.Unmarshal(choice["delta"], &delta) != nil {
-			delta = nil
+		if !bytes.Equal(c.Reasoning, want.reasoning) {
+			t.Fatalf("reasoning %q, the reference says %q", c.Reasoning, want.reasoning)
 		}
-		str := func(raw json.RawMessage) string {
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return ""
-			}
-			return s
+		if string(c.FinishReason) != want.finish {
+			t.Fatalf("finish reason %q, the reference says %q", c.FinishReason, want.finish)
 		}
-		if want := str(delta["content"]); string(c.Content) != want {
-			t.Fatalf("content %q, encoding/json says %q", c.Content, want)
+		if !bytes.Equal(c.Usage, want.usage) {
+			t.Fatalf("usage %s, the reference says %s", c.Usage, want.usage)
 		}
-		want := str(delta["reasoning_content"])
-		if want == "" {
-			want = str(delta["reasoning"])
+		if (c.StrayChoice != nil) != want.stray {
+			t.Fatalf("stray choice %q, the reference says %v", c.StrayChoice, want.stray)
 		}
-		if string(c.Reasoning) != want {
-			t.Fatalf("reasoning %q, encoding/json says %q", c.Reasoning, want)
+		if len(c.Violations) != want.violations {
+			t.Fatalf("%d violations, the reference counts %d", len(c.Violations), want.violations)
 		}
 	})
 }

@@ -46,6 +46,8 @@ func TestChunkVariants(t *testing.T) {
 			`id=chatcmpl-1 model=m C"t"`},
 		{"a text part whose text is not a string", chunkJSON(`{"content":[{"type":"text","text":{"value":"v"}}]}`),
 			`id=chatcmpl-1 model=m V(unknown_content_part:text)`},
+		{"a thinking object is only reported", chunkJSON(`{"content":[{"type":"thinking","thinking":{"text":"x"}}]}`),
+			`id=chatcmpl-1 model=m V(unknown_content_part:{"text":"x"})`},
 		{"numeric content is delivered, with a violation", chunkJSON(`{"content":42}`),
 			`id=chatcmpl-1 model=m C"42" V(unknown_content_part:42)`},
 		{"a nested array is not a part", chunkJSON(`{"content":[["x"]]}`),
