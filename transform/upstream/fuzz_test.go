@@ -15,8 +15,9 @@ import (
 
 // deltasFromBytes turns fuzz input into tool call deltas. Each delta takes
 // two bytes, then up to 7 bytes of arguments: the first chooses the index
-// (none, 0, 1 or 2), the id (none, a, b, c) and the name (none, f, g, f);
-// the second the length of the arguments.
+// (none, 0, 1 or 2), the id (none, a, b, c), the name (none, f, g, f) and,
+// for a delta without index, whether it is lone or positional at 0, 1 or
+// 2; the second the length of the arguments.
 func deltasFromBytes(p []byte) []ToolCallDelta {
 	ids := []string{"", "a", "b", "c"}
 	names := []string{"", "f", "g", "f"}
@@ -25,7 +26,11 @@ func deltasFromBytes(p []byte) []ToolCallDelta {
 		sel, n := p[0], int(p[1]%8)
 		p = p[2:]
 		n = min(n, len(p))
-		ds = append(ds, td(int(sel&3)-1, ids[sel>>2&3], names[sel>>4&3], string(p[:n])))
+		d := td(int(sel&3)-1, ids[sel>>2&3], names[sel>>4&3], string(p[:n]))
+		if pos := int(sel >> 6); pos > 0 && !d.HasIndex {
+			d.Positional, d.Position = true, pos-1
+		}
+		ds = append(ds, d)
 		p = p[n:]
 	}
 	return ds
@@ -35,12 +40,16 @@ func deltasFromBytes(p []byte) []ToolCallDelta {
 // panic, well-formed events, the arguments at KindToolCallEnd equal to the
 // concatenation of the call's KindToolArgsDelta texts (or "{}"), calls
 // started in Index order, and, for plain deltas, every argument byte fed
-// delivered exactly once.
+// delivered exactly once. It then checks the Moonshot shape (CONTRACT.md
+// §7) on calls built from the same bytes: a chunk naming k calls without
+// index, then chunks of k fragments with neither index nor id; each call
+// must end with the fragments at its position, in order.
 func FuzzToolCallAssembly(f *testing.F) {
 	f.Add([]byte("\x15\x03{\"a\x01\x02:1\x00\x01}"), false)
 	f.Add([]byte("\x00\x04{\"q\"\x15\x02:1\x26\x02{}\x05\x01}"), false)
 	f.Add([]byte("\x15\x04{\"co\x15\x06{\"coun\x01\x07{\"count"), true)
 	f.Add([]byte("\x19\x00\x1d\x00\x21\x00\x25\x00\x15\x00"), false)
+	f.Add([]byte("\x54\x00\x98\x00\x40\x03{\"x\x80\x03{\"y\x40\x02:1\x80\x02:2\x00\x01}"), false)
 	f.Fuzz(func(t *testing.T, p []byte, cumulative bool) {
 		deltas := deltasFromBytes(p)
 		tc := ToolCalls{MaxCalls: 4, Cumulative: cumulative}
@@ -88,7 +97,66 @@ func FuzzToolCallAssembly(f *testing.F) {
 				t.Fatalf("%d argument bytes fed, %d delivered: %s", fed, delivered, transformtest.Format(evs))
 			}
 		}
+		checkPositional(t, p)
 	})
+}
+
+// checkPositional assembles calls the way Moonshot streams parallel calls:
+// the first byte of p gives the number of calls k (1 to 3), the first
+// chunk names them (by lone fragments with ids when the second byte is
+// odd, else in one positional batch), and the rest of p is cut into
+// fragments dealt to positions 0, 1, … k-1 in turn, k per chunk.
+func checkPositional(t *testing.T, p []byte) {
+	if len(p) < 2 {
+		return
+	}
+	k, lone := 1+int(p[0]%3), p[1]%2 == 1
+	names := []string{"f", "g", "h"}
+	var deltas []ToolCallDelta
+	for i := range k {
+		id := string(rune('a' + i))
+		if lone {
+			deltas = append(deltas, td(-1, id, names[i], ""))
+		} else {
+			deltas = append(deltas, tp(i, id, names[i], ""))
+		}
+	}
+	want := make([][]byte, k)
+	rest := p[2:]
+	for i := 0; len(rest) > 0; i++ {
+		n := min(1+int(rest[0]%5), len(rest))
+		frag := rest[:n]
+		rest = rest[n:]
+		pos := i % k
+		if k == 1 {
+			deltas = append(deltas, td(-1, "", "", string(frag)))
+		} else {
+			deltas = append(deltas, tp(pos, "", "", string(frag)))
+		}
+		want[pos] = append(want[pos], frag...)
+	}
+	var tc ToolCalls
+	evs, err := assemble(&tc, true, deltas...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, ev := range evs {
+		if ev.Kind != transform.KindToolCallEnd {
+			continue
+		}
+		ends++
+		w := want[ev.Index]
+		if len(w) == 0 {
+			w = []byte("{}")
+		}
+		if ev.Name != names[ev.Index] || !bytes.Equal(ev.Text, w) {
+			t.Fatalf("call %d ended as %s(%q), want %s(%q): %s", ev.Index, ev.Name, ev.Text, names[ev.Index], w, transformtest.Format(evs))
+		}
+	}
+	if ends != k {
+		t.Fatalf("%d calls ended, want %d: %s", ends, k, transformtest.Format(evs))
+	}
 }
 
 // FuzzChunkDecoder checks the decoder on any data: no panic, every valid
