@@ -71,6 +71,13 @@ func checkStream(t *testing.T, evs []transform.Event, chunks [][]byte) {
 		t.Fatalf("split %s: %v", transformtest.Describe(chunks), err)
 	}
 	checkRuneAligned(t, evs, chunks)
+	checkCounts(t, evs, chunks)
+}
+
+// checkCounts fails when usage is delivered, or a stray choice reported,
+// more than once.
+func checkCounts(t *testing.T, evs []transform.Event, chunks [][]byte) {
+	t.Helper()
 	usage, stray := 0, 0
 	for _, ev := range evs {
 		switch {
