@@ -406,6 +406,9 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 	}
 	if len(c.FinishReason) > 0 && p.finish == "" && !p.ended {
 		p.finish = string(c.FinishReason)
+		if p.finish == "function_call" { // the legacy call is a tool call now
+			p.finish = "tool_calls"
+		}
 		if p.finish == "length" && p.tools.Open() {
 			p.emit(transform.Event{Kind: transform.KindViolation, Code: CodeTruncatedToolArgs,
 				Offset: p.sum.ContentBytes, Text: []byte("finish_reason length cut a tool call's arguments")})

@@ -93,6 +93,13 @@ func TestUpstreamVariants(t *testing.T) {
 			"finish:tool_calls"),
 			`TC{0 call_1 search} TA0"{\"q\":\"x\"}" TC{1 call_2 search} TA1"{\"q\":\"y\"}" TC}0 {"q":"x"} TC}1 {"q":"y"} FIN(tool_calls)`},
 
+		{"index-less tool calls", "the legacy function_call is a tool call", format.Text, sseBody(
+			`{"role":"assistant","content":null,"function_call":{"name":"get_weather","arguments":""}}`,
+			`{"function_call":{"arguments":"{\"city\":"}}`,
+			`{"function_call":{"arguments":"\"Paris\"}"}}`,
+			"finish:function_call"),
+			`TC{0 call_m1_0 get_weather} TA0"{\"city\":\"Paris\"}" TC}0 {"city":"Paris"} FIN(tool_calls)`},
+
 		// Usage at the top level, in the choice, in x_groq; repeated or not.
 		{"usage", "Moonshot usage in the choice", format.Text, sseBody(
 			`{"content":"a"}`,

@@ -31,7 +31,7 @@ type Chunk struct {
 	// API defines, and reasoning is the alias.
 	Reasoning []byte
 	// ToolCalls are the choice's tool_calls, in array order (a delta may
-	// carry several: OA10).
+	// carry several: OA10), or its legacy function_call as one call.
 	ToolCalls []ToolCallDelta
 	// FinishReason is the choice's finish_reason when it is a non-empty
 	// string: some providers send "" instead of null in every chunk.
@@ -339,6 +339,15 @@ func (d *ChunkDecoder) message(msg *object, complete bool) {
 		case "tool_calls":
 			if calls, ok := msg.array(); ok {
 				d.toolCalls(&calls, complete)
+			}
+		case "function_call":
+			// The legacy functions API (a client that sent "functions"):
+			// one call, whose fragments carry neither index nor id, so
+			// that the lone-fragment rules assemble it.
+			if fn, ok := msg.object(); ok {
+				tc := ToolCallDelta{Index: 0, HasIndex: complete}
+				d.function(&fn, &tc)
+				c.ToolCalls = append(c.ToolCalls, tc)
 			}
 		}
 	}

@@ -92,6 +92,8 @@ func TestChunkVariants(t *testing.T) {
 			`id=chatcmpl-1 model=m TD[@0 - - - "{\"location\":\"San Francisco\"}"] TD[@1 - - - "{\"zone\":\"UTC\"}"]`},
 		{"an index beside a fragment without one", chunkJSON(`{"tool_calls":[{"index":3,"function":{"arguments":"a"}},{"function":{"arguments":"b"}}]}`),
 			`id=chatcmpl-1 model=m TD[3 - - - "a"] TD[@1 - - - "b"]`},
+		{"legacy function_call streamed", chunkJSON(`{"function_call":{"name":"get_weather","arguments":"{\"city\":"}}`),
+			`id=chatcmpl-1 model=m TD[_ - - get_weather "{\"city\":"]`},
 		{"a lone fragment without index is not positional", chunkJSON(`{"tool_calls":[{"function":{"arguments":"x"}}]}`),
 			`id=chatcmpl-1 model=m TD[_ - - - "x"]`},
 	}
