@@ -46,8 +46,8 @@ func TestDecodeCompletion(t *testing.T) {
 			chunk: `id=c model=m C"first" FIN(stop) STRAY(1)`,
 		},
 		{
-			name: "legacy function_call",
-			body: `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"now","arguments":"{}"}},"finish_reason":"function_call"}]}`,
+			name:   "legacy function_call",
+			body:   `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"now","arguments":"{}"}},"finish_reason":"function_call"}]}`,
 			chunk:  `TD[0 - - now "{}"] FIN(function_call)`,
 			events: `TC{0  now} TA0"{}" TC}0 {}`,
 		},
