@@ -39,6 +39,7 @@ type Pipeline struct {
 	dec    upstream.ChunkDecoder
 	tools  upstream.ToolCalls
 	lead   leadThink
+	up     decodeState
 	// stripThink runs content through lead before the parser.
 	stripThink bool
 	enc        transform.Encoder
@@ -266,6 +267,7 @@ func (p *Pipeline) complete() {
 		return
 	}
 	p.tools.Finish(p.emitNative)
+	p.emitUsage()
 	reason := p.finish
 	if reason == "" {
 		reason = "stop"
@@ -349,21 +351,24 @@ func (p *Pipeline) sseEvent(ev sse.Event) {
 // route sends each part of a decoded chunk where it belongs, in the order
 // the chunk implies: reasoning, content, tool calls, then finish_reason
 // (PARSING.md OA17: a chunk's last delta is processed before its finish).
+// Usage is kept and delivered once, at the end (CONTRACT.md §7).
 func (p *Pipeline) route(c *upstream.Chunk) {
 	if c.Done { // a padded "[DONE]" the SSE layer did not match exactly
 		p.sawDone = true
 		p.complete()
 		return
 	}
-	if c.Err != nil {
+	if c.Err != nil && len(c.Reasoning) == 0 && len(c.Content) == 0 {
 		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
 		return
 	}
 	if !p.routed {
+		p.startDecoding()
 		p.routed = true
 		p.sum.Model = string(c.Model)
 		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
 	}
+	p.decodingViolations(c)
 	if len(c.Reasoning) > 0 {
 		p.reasoning(c.Reasoning)
 	}
@@ -375,6 +380,10 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		} else {
 			p.toParser(c.Content)
 		}
+	}
+	if c.Err != nil { // an error chunk that still carried text: the text first
+		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
+		return
 	}
 	for i := range c.ToolCalls {
 		if p.ended {
@@ -390,18 +399,24 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 			return
 		}
 	}
+	p.keepUsage(c.Usage)
+	if string(c.FinishReason) == "error" && !p.ended {
+		// OpenRouter ends a reply that failed mid-generation so, with or
+		// without an error object.
+		p.fail(transform.CodeUpstreamError, "upstream: the reply ended with finish_reason error")
+		return
+	}
 	if len(c.FinishReason) > 0 && p.finish == "" && !p.ended {
 		p.finish = string(c.FinishReason)
+		if p.finish == "function_call" { // the legacy call is a tool call now
+			p.finish = "tool_calls"
+		}
 		if p.finish == "length" && p.tools.Open() {
 			p.emit(transform.Event{Kind: transform.KindViolation, Code: CodeTruncatedToolArgs,
 				Offset: p.sum.ContentBytes, Text: []byte("finish_reason length cut a tool call's arguments")})
 		}
 		p.tools.Finish(p.emitNative)
 	}
-	if len(c.Usage) > 0 && !p.ended {
-		p.emit(transform.Event{Kind: transform.KindUsage, Text: c.Usage})
-	}
-
 }
 
 // reasoning routes native reasoning text: into the parser's open reasoning
@@ -413,11 +428,13 @@ func (p *Pipeline) reasoning(text []byte) {
 		p.nativeOpen = true
 		p.emit(transform.Event{Kind: transform.KindReasoningStart})
 	}
-	p.emit(transform.Event{Kind: transform.KindReasoningDelta, Text: text})
+	p.emitReasoning(text)
 }
 
-// closeNative closes the section native reasoning opened.
+// closeNative closes the section native reasoning opened, after the bytes
+// its UTF-8 carry holds.
 func (p *Pipeline) closeNative() {
+	p.flushReasoning()
 	if p.nativeOpen {
 		p.nativeOpen = false
 		p.emit(transform.Event{Kind: transform.KindReasoningEnd})

@@ -133,7 +133,7 @@ func TestRouting(t *testing.T) {
 			`TC{0 n1 native} TA0"{}" TH{ P{1 "Thought"} P1"t" P1} TH} TC{1 call_m1_1 plan} TA1"{}" TC}1 {} TC}0 {} FIN(stop)`},
 		{"usage is delivered", format.Text,
 			sseBody(`{"content":"a"}`, "finish:stop", `usage:{"total_tokens":3}`),
-			`F{ F"a" U{"total_tokens":3} F} FIN(stop)`},
+			`F{ F"a" F} U{"total_tokens":3} FIN(stop)`},
 		{"[DONE] without finish_reason still finishes", format.Text,
 			sseBody(`{"content":"a"}`),
 			`F{ F"a" F} FIN(stop)`},
@@ -192,7 +192,7 @@ func TestJSONCompletion(t *testing.T) {
 		`"finish_reason":"tool_calls"}],"usage":{"total_tokens":2}}`
 	for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
 		got := run(t, format.Text, ct, body[:10], body[10:])
-		want := `R{ R"think" R} F{ F"hi" TC{0 t1 f} TA0"{}" TC}0 {} U{"total_tokens":2} F} FIN(tool_calls)`
+		want := `R{ R"think" R} F{ F"hi" TC{0 t1 f} TA0"{}" TC}0 {} F} U{"total_tokens":2} FIN(tool_calls)`
 		if got != want {
 			t.Errorf("%s:\n got  %s\n want %s", ct, got, want)
 		}

@@ -16,25 +16,40 @@ var ErrMalformed = errors.New("upstream: malformed chunk")
 type Chunk struct {
 	// ID and Model are the chunk's id and model, as sent; empty when absent.
 	ID, Model []byte
-	// Content is choices[0].delta.content, JSON-unescaped.
+	// Content is the answer text of the chunk's choice 0 (its delta, or the
+	// message of a completion), JSON-unescaped: content as a string, or the
+	// text of its typed parts (content.go) joined in order, then refusal.
 	Content []byte
-	// Reasoning is choices[0].delta.reasoning_content or .reasoning, which
-	// providers use as aliases (PARSING.md §5.7): the first non-empty of the
-	// two, reasoning_content first. A provider that mirrors one into the
+	// Reasoning is the choice's reasoning_content or reasoning, which
+	// providers use as aliases (PARSING.md §5.7), or else the text of its
+	// thinking and reasoning content parts: the first non-empty of the
+	// three, in that order. A provider that mirrors one field into the
 	// other gives the text once (OA02); an empty reasoning_content beside a
 	// non-empty reasoning gives the latter (OA03). When both are non-empty
 	// and differ, reasoning_content wins: it is the field the DeepSeek-style
 	// API defines, and reasoning is the alias.
 	Reasoning []byte
-	// ToolCalls are choices[0].delta.tool_calls, in array order (a delta may
-	// carry several: OA10).
+	// ToolCalls are the choice's tool_calls, in array order (a delta may
+	// carry several: OA10), or its legacy function_call as one call.
 	ToolCalls []ToolCallDelta
-	// FinishReason is choices[0].finish_reason when it is a non-empty
+	// FinishReason is the choice's finish_reason when it is a non-empty
 	// string: some providers send "" instead of null in every chunk.
 	FinishReason []byte
 	// Usage is the raw JSON of the usage object, when there is one (not
-	// null), often in a final chunk whose choices are empty.
+	// null): the chunk's usage, else choice 0's (Moonshot puts it there),
+	// else x_groq.usage (Groq). It often comes in a final chunk whose
+	// choices are empty, and some providers repeat it in every chunk.
 	Usage []byte
+	// StrayChoice is the index of the first choice in the chunk that is not
+	// choice 0, as sent (or its position, when it has no index): that
+	// choice was skipped, so that a reply with n > 1 is never mixed into
+	// one answer (CONTRACT.md §7). Nil when there is none.
+	StrayChoice []byte
+	// Violations lists what the decoder could not place as sent, at most
+	// maxChunkViolations of them: content parts of an unknown type
+	// (CodeUnknownContentPart). Their text, if any, is still in Content or
+	// Reasoning.
+	Violations []Violation
 	// Done reports that the SSE data was [DONE].
 	Done bool
 	// Err is set when the chunk reports an error instead of a reply: an
@@ -50,6 +65,12 @@ type ToolCallDelta struct {
 	// that is not a non-negative integer below 1e9 counts as missing.
 	Index    int
 	HasIndex bool
+	// Positional reports a fragment without an index in a chunk whose
+	// tool_calls held several fragments: Position, its place in that
+	// array, stands in for the index (CONTRACT.md §7; Moonshot and Gemini
+	// send parallel calls this way).
+	Positional bool
+	Position   int
 	// ID, Type and Name are the call's id, type and function.name, empty
 	// when this fragment lacks them.
 	ID, Type, Name []byte
@@ -58,6 +79,31 @@ type ToolCallDelta struct {
 	// OpenAI-compatible servers send one) is its raw JSON text.
 	Arguments []byte
 }
+
+// Violation is something the decoder found in a chunk and could not place
+// as sent. Detail is borrowed like Chunk's slices.
+type Violation struct {
+	// Code names it (CodeUnknownContentPart).
+	Code string
+	// Detail is a short excerpt: the part's type.
+	Detail []byte
+}
+
+// CodeUnknownContentPart is the violation for a content part whose type
+// is neither text nor thinking nor reasoning (or a content value that is
+// not text at all): its text, if it has one, is still delivered, so that
+// nothing the model wrote is lost, but what else it carried is not.
+const CodeUnknownContentPart = "unknown_content_part"
+
+// CodeStrayChoice is the violation the router reports, once per stream,
+// for a choice other than choice 0 (Chunk.StrayChoice): the upstream
+// answered with several choices, and only the first is the answer.
+const CodeStrayChoice = "stray_choice"
+
+// maxChunkViolations bounds Chunk.Violations: a chunk of a thousand
+// unknown parts must not grow the decoder's buffers without limit, and the
+// router caps what a stream reports anyway.
+const maxChunkViolations = 8
 
 // UpstreamError is an error the upstream reported inside its reply. Its
 // slices are borrowed like Chunk's.
@@ -87,8 +133,13 @@ func (e *UpstreamError) Error() string {
 type ChunkDecoder struct {
 	chunk   Chunk
 	calls   []ToolCallDelta
+	viols   []Violation
+	segs    []segment // the text segments of the message being read
 	err     UpstreamError
 	scratch []byte
+	// choiceUsage and groqUsage are the usage objects found in choice 0
+	// and in x_groq, the fallbacks for Chunk.Usage.
+	choiceUsage, groqUsage []byte
 }
 
 // Decode decodes the data of one SSE event of a streamed reply. The result
@@ -110,7 +161,8 @@ func (d *ChunkDecoder) Decode(data []byte) (*Chunk, error) {
 func (d *ChunkDecoder) reset() *Chunk {
 	d.scratch = d.scratch[:0]
 	d.err = UpstreamError{}
-	d.chunk = Chunk{ToolCalls: d.calls[:0]}
+	d.choiceUsage, d.groqUsage = nil, nil
+	d.chunk = Chunk{ToolCalls: d.calls[:0], Violations: d.viols[:0]}
 	return &d.chunk
 }
 
@@ -133,8 +185,12 @@ func (d *ChunkDecoder) decode(data []byte, choice string) error {
 				d.choices(&choices, choice)
 			}
 		case "usage":
-			if raw := top.raw(); len(raw) > 0 && raw[0] == '{' {
+			if raw := top.raw(); isObject(raw) {
 				c.Usage = raw
+			}
+		case "x_groq":
+			if xg, ok := top.object(); ok {
+				d.groqUsage = usageOf(&xg)
 			}
 		case "error":
 			d.error(&top)
@@ -155,7 +211,7 @@ func (d *ChunkDecoder) decode(data []byte, choice string) error {
 		}
 	}
 	if cur.bad {
-		d.calls = c.ToolCalls
+		d.keep()
 		return fmt.Errorf("upstream: byte %d of %d: %w", cur.at, len(data), ErrMalformed)
 	}
 	if objectIsError && c.Err == nil {
@@ -164,105 +220,20 @@ func (d *ChunkDecoder) decode(data []byte, choice string) error {
 		d.err = UpstreamError{Message: d.text(topMessage), Type: d.text(topType), Code: d.code(topCode)}
 		c.Err = &d.err
 	}
-	d.calls = c.ToolCalls // keep the grown array for the next chunk
+	// Usage at the top level wins over the providers' other places for it.
+	if c.Usage == nil {
+		c.Usage = d.choiceUsage
+	}
+	if c.Usage == nil {
+		c.Usage = d.groqUsage
+	}
+	d.keep()
 	return nil
 }
 
-// choices reads choices[0] and skips the rest (n=1, see the package doc).
-func (d *ChunkDecoder) choices(choices *array, choice string) {
-	for i := 0; choices.next(); i++ {
-		if i > 0 {
-			continue
-		}
-		ch, ok := choices.object()
-		if !ok {
-			continue
-		}
-		for key, ok := ch.next(); ok; key, ok = ch.next() {
-			switch string(key) {
-			case "finish_reason":
-				// Some providers send "" instead of null until the end.
-				if r := d.text(ch.raw()); len(r) > 0 {
-					d.chunk.FinishReason = r
-				}
-			case choice:
-				if msg, ok := ch.object(); ok {
-					d.message(&msg, choice == "message")
-				}
-			}
-		}
-	}
-}
-
-// message reads a delta (or a completion's message).
-func (d *ChunkDecoder) message(msg *object, complete bool) {
-	c := &d.chunk
-	var reasoningContent, reasoning []byte
-	for key, ok := msg.next(); ok; key, ok = msg.next() {
-		switch string(key) {
-		case "content":
-			c.Content = d.text(msg.raw())
-		case "reasoning_content":
-			reasoningContent = msg.raw()
-		case "reasoning":
-			reasoning = msg.raw()
-		case "tool_calls":
-			if calls, ok := msg.array(); ok {
-				d.toolCalls(&calls, complete)
-			}
-		}
-	}
-	// The aliases (Chunk.Reasoning): only the one kept is unescaped.
-	if c.Reasoning = d.text(reasoningContent); len(c.Reasoning) == 0 {
-		c.Reasoning = d.text(reasoning)
-	}
-}
-
-// toolCalls reads a tool_calls array. In a completion (complete) each call
-// is whole and has no index: its position in the array is its index.
-func (d *ChunkDecoder) toolCalls(calls *array, complete bool) {
-	c := &d.chunk
-	for pos := 0; calls.next(); pos++ {
-		call, ok := calls.object()
-		if !ok {
-			continue
-		}
-		var tc ToolCallDelta
-		for key, ok := call.next(); ok; key, ok = call.next() {
-			switch string(key) {
-			case "index":
-				tc.Index, tc.HasIndex = parseIndex(call.raw())
-			case "id":
-				tc.ID = d.text(call.raw())
-			case "type":
-				tc.Type = d.text(call.raw())
-			case "function":
-				if fn, ok := call.object(); ok {
-					d.function(&fn, &tc)
-				}
-			}
-		}
-		if complete {
-			tc.Index, tc.HasIndex = pos, true
-		}
-		c.ToolCalls = append(c.ToolCalls, tc)
-	}
-}
-
-func (d *ChunkDecoder) function(fn *object, tc *ToolCallDelta) {
-	for key, ok := fn.next(); ok; key, ok = fn.next() {
-		switch string(key) {
-		case "name":
-			tc.Name = d.text(fn.raw())
-		case "arguments":
-			raw := fn.raw()
-			if len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') {
-				tc.Arguments = raw
-			} else {
-				tc.Arguments = d.text(raw)
-			}
-		}
-	}
+// keep holds on to the arrays the chunk grew, for the next chunk.
+func (d *ChunkDecoder) keep() {
+	d.calls, d.viols = d.chunk.ToolCalls, d.chunk.Violations
 }
 
 // error reads the value of an "error" member: an object with message, type
@@ -320,7 +291,8 @@ func (d *ChunkDecoder) code(raw []byte) []byte {
 	return nil
 }
 
-// parseIndex reads a tool call index: a non-negative integer below 1e9.
+// parseIndex reads a choice or tool call index: a non-negative integer
+// below 1e9.
 func parseIndex(raw []byte) (int, bool) {
 	if len(raw) == 0 || len(raw) > 9 {
 		return 0, false

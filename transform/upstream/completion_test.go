@@ -30,6 +30,28 @@ func TestDecodeCompletion(t *testing.T) {
 			events: `TC{0 call_1 get_weather} TA0"{\"city\":\"東京\"}" TC{1 call_2 get_time} TC}0 {"city":"東京"} TC}1 {}`,
 		},
 		{
+			name: "Mistral Magistral: typed thinking and text parts",
+			body: `{"id":"0a1b","object":"chat.completion","created":1750000000,"model":"magistral-medium-2509",
+				"choices":[{"index":0,"message":{"role":"assistant","tool_calls":null,"content":[
+				{"type":"thinking","thinking":[{"type":"text","text":"Okay, 2+2.\n"},{"type":"text","text":"It is 4."}]},
+				{"type":"text","text":"**4**"}]},"finish_reason":"stop"}],
+				"usage":{"prompt_tokens":10,"total_tokens":30,"completion_tokens":20}}`,
+			chunk: `id=0a1b model=magistral-medium-2509 R"Okay, 2+2.\nIt is 4." C"**4**" FIN(stop) U{"prompt_tokens":10,"total_tokens":30,"completion_tokens":20}`,
+		},
+		{
+			name: "n=2: only choice 0",
+			body: `{"id":"c","object":"chat.completion","model":"m","choices":[
+				{"index":0,"message":{"role":"assistant","content":"first"},"finish_reason":"stop"},
+				{"index":1,"message":{"role":"assistant","content":"second"},"finish_reason":"length"}]}`,
+			chunk: `id=c model=m C"first" FIN(stop) STRAY(1)`,
+		},
+		{
+			name:   "legacy function_call",
+			body:   `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"now","arguments":"{}"}},"finish_reason":"function_call"}]}`,
+			chunk:  `TD[0 - - now "{}"] FIN(function_call)`,
+			events: `TC{0  now} TA0"{}" TC}0 {}`,
+		},
+		{
 			name:  "reasoning alias",
 			body:  `{"choices":[{"message":{"content":"4","reasoning":"2+2"},"finish_reason":"stop"}]}`,
 			chunk: `R"2+2" C"4" FIN(stop)`,

@@ -15,8 +15,9 @@ import (
 
 // deltasFromBytes turns fuzz input into tool call deltas. Each delta takes
 // two bytes, then up to 7 bytes of arguments: the first chooses the index
-// (none, 0, 1 or 2), the id (none, a, b, c) and the name (none, f, g, f);
-// the second the length of the arguments.
+// (none, 0, 1 or 2), the id (none, a, b, c), the name (none, f, g, f) and,
+// for a delta without index, whether it is lone or positional at 0, 1 or
+// 2; the second the length of the arguments.
 func deltasFromBytes(p []byte) []ToolCallDelta {
 	ids := []string{"", "a", "b", "c"}
 	names := []string{"", "f", "g", "f"}
@@ -25,7 +26,11 @@ func deltasFromBytes(p []byte) []ToolCallDelta {
 		sel, n := p[0], int(p[1]%8)
 		p = p[2:]
 		n = min(n, len(p))
-		ds = append(ds, td(int(sel&3)-1, ids[sel>>2&3], names[sel>>4&3], string(p[:n])))
+		d := td(int(sel&3)-1, ids[sel>>2&3], names[sel>>4&3], string(p[:n]))
+		if pos := int(sel >> 6); pos > 0 && !d.HasIndex {
+			d.Positional, d.Position = true, pos-1
+		}
+		ds = append(ds, d)
 		p = p[n:]
 	}
 	return ds
@@ -35,12 +40,16 @@ func deltasFromBytes(p []byte) []ToolCallDelta {
 // panic, well-formed events, the arguments at KindToolCallEnd equal to the
 // concatenation of the call's KindToolArgsDelta texts (or "{}"), calls
 // started in Index order, and, for plain deltas, every argument byte fed
-// delivered exactly once.
+// delivered exactly once. It then checks the Moonshot shape (CONTRACT.md
+// §7) on calls built from the same bytes: a chunk naming k calls without
+// index, then chunks of k fragments with neither index nor id; each call
+// must end with the fragments at its position, in order.
 func FuzzToolCallAssembly(f *testing.F) {
 	f.Add([]byte("\x15\x03{\"a\x01\x02:1\x00\x01}"), false)
 	f.Add([]byte("\x00\x04{\"q\"\x15\x02:1\x26\x02{}\x05\x01}"), false)
 	f.Add([]byte("\x15\x04{\"co\x15\x06{\"coun\x01\x07{\"count"), true)
 	f.Add([]byte("\x19\x00\x1d\x00\x21\x00\x25\x00\x15\x00"), false)
+	f.Add([]byte("\x54\x00\x98\x00\x40\x03{\"x\x80\x03{\"y\x40\x02:1\x80\x02:2\x00\x01}"), false)
 	f.Fuzz(func(t *testing.T, p []byte, cumulative bool) {
 		deltas := deltasFromBytes(p)
 		tc := ToolCalls{MaxCalls: 4, Cumulative: cumulative}
@@ -88,13 +97,74 @@ func FuzzToolCallAssembly(f *testing.F) {
 				t.Fatalf("%d argument bytes fed, %d delivered: %s", fed, delivered, transformtest.Format(evs))
 			}
 		}
+		checkPositional(t, p)
 	})
+}
+
+// checkPositional assembles calls the way Moonshot streams parallel calls:
+// the first byte of p gives the number of calls k (1 to 3), the first
+// chunk names them (by lone fragments with ids when the second byte is
+// odd, else in one positional batch), and the rest of p is cut into
+// fragments dealt to positions 0, 1, … k-1 in turn, k per chunk.
+func checkPositional(t *testing.T, p []byte) {
+	if len(p) < 2 {
+		return
+	}
+	k, lone := 1+int(p[0]%3), p[1]%2 == 1
+	names := []string{"f", "g", "h"}
+	var deltas []ToolCallDelta
+	for i := range k {
+		id := string(rune('a' + i))
+		if lone {
+			deltas = append(deltas, td(-1, id, names[i], ""))
+		} else {
+			deltas = append(deltas, tp(i, id, names[i], ""))
+		}
+	}
+	want := make([][]byte, k)
+	rest := p[2:]
+	for i := 0; len(rest) > 0; i++ {
+		n := min(1+int(rest[0]%5), len(rest))
+		frag := rest[:n]
+		rest = rest[n:]
+		pos := i % k
+		if k == 1 {
+			deltas = append(deltas, td(-1, "", "", string(frag)))
+		} else {
+			deltas = append(deltas, tp(pos, "", "", string(frag)))
+		}
+		want[pos] = append(want[pos], frag...)
+	}
+	var tc ToolCalls
+	evs, err := assemble(&tc, true, deltas...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, ev := range evs {
+		if ev.Kind != transform.KindToolCallEnd {
+			continue
+		}
+		ends++
+		w := want[ev.Index]
+		if len(w) == 0 {
+			w = []byte("{}")
+		}
+		if ev.Name != names[ev.Index] || !bytes.Equal(ev.Text, w) {
+			t.Fatalf("call %d ended as %s(%q), want %s(%q): %s", ev.Index, ev.Name, ev.Text, names[ev.Index], w, transformtest.Format(evs))
+		}
+	}
+	if ends != k {
+		t.Fatalf("%d calls ended, want %d: %s", ends, k, transformtest.Format(evs))
+	}
 }
 
 // FuzzChunkDecoder checks the decoder on any data: no panic, every valid
 // JSON object accepted, and, for valid UTF-8 JSON without duplicate keys,
-// content and reasoning equal to what encoding/json decodes (differential
-// test, PARSING.md §5.11).
+// the same content, reasoning, finish reason, usage, stray choice and
+// number of violations as referenceDecode, which follows the same rules
+// with encoding/json (differential test, PARSING.md §5.11). Half the runs
+// decode data as a non-streamed completion.
 func FuzzChunkDecoder(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.sse")
 	for _, file := range files {
@@ -104,19 +174,28 @@ func FuzzChunkDecoder(f *testing.F) {
 		}
 		for _, line := range bytes.Split(body, []byte("\n")) {
 			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				f.Add(data)
+				f.Add(data, false)
 			}
 		}
 	}
-	f.Add([]byte(chunkJSON(`{"content":"a\ud83d\ude00\ud800x\u00e9\\","reasoning_content":"","reasoning":"r"}`)))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Add([]byte(chunkJSON(`{"content":"a\ud83d\ude00\ud800x\u00e9\\","reasoning_content":"","reasoning":"r"}`)), false)
+	f.Add([]byte(chunkJSON(`{"content":[{"type":"thinking","thinking":[{"type":"text","text":"r"},{"type":"reference"}]},{"text":"c"},7,["x"],{"type":"x","text":"y"}],"refusal":"no"}`)), false)
+	f.Add([]byte(`{"choices":[{"delta":{"content":"b"},"index":1,"usage":{"a":1}},{"index":0,"message":{"content":[{"type":"text","text":"a"}]},"usage":{"b":2}}],"x_groq":{"usage":{}}}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, completion bool) {
 		var d ChunkDecoder
+		member := "delta"
 		c, err := d.Decode(data)
+		if completion {
+			member = "message"
+			c, err = DecodeCompletion(data)
+		}
 		if !json.Valid(data) || !utf8.Valid(data) {
 			return
 		}
-		var doc map[string]json.RawMessage
-		if json.Unmarshal(data, &doc) != nil || doc == nil {
+		// Maps, not structs: encoding/json matches struct fields without
+		// regard to case, the decoder (like OpenAI) does not.
+		want, ok := referenceDecode(data, member)
+		if !ok {
 			return // not an object
 		}
 		if err != nil {
@@ -125,33 +204,23 @@ func FuzzChunkDecoder(f *testing.F) {
 		if hasDuplicateKeys(data) {
 			return
 		}
-		// Maps, not structs: encoding/json matches struct fields without
-		// regard to case, the decoder (like OpenAI) does not.
-		var choices []json.RawMessage
-		var choice, delta map[string]json.RawMessage
-		if json.Unmarshal(doc["choices"], &choices) != nil || len(choices) == 0 ||
-			json.Unmarshal(choices[0], &choice) != nil || choice == nil {
-			return // choices of another shape: nothing to compare
+		if !bytes.Equal(c.Content, want.content) {
+			t.Fatalf("content %q, the reference says %q", c.Content, want.content)
 		}
-		if json.Unmarshal(choice["delta"], &delta) != nil {
-			delta = nil
+		if !bytes.Equal(c.Reasoning, want.reasoning) {
+			t.Fatalf("reasoning %q, the reference says %q", c.Reasoning, want.reasoning)
 		}
-		str := func(raw json.RawMessage) string {
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return ""
-			}
-			return s
+		if string(c.FinishReason) != want.finish {
+			t.Fatalf("finish reason %q, the reference says %q", c.FinishReason, want.finish)
 		}
-		if want := str(delta["content"]); string(c.Content) != want {
-			t.Fatalf("content %q, encoding/json says %q", c.Content, want)
+		if !bytes.Equal(c.Usage, want.usage) {
+			t.Fatalf("usage %s, the reference says %s", c.Usage, want.usage)
 		}
-		want := str(delta["reasoning_content"])
-		if want == "" {
-			want = str(delta["reasoning"])
+		if (c.StrayChoice != nil) != want.stray {
+			t.Fatalf("stray choice %q, the reference says %v", c.StrayChoice, want.stray)
 		}
-		if string(c.Reasoning) != want {
-			t.Fatalf("reasoning %q, encoding/json says %q", c.Reasoning, want)
+		if len(c.Violations) != want.violations {
+			t.Fatalf("%d violations, the reference counts %d", len(c.Violations), want.violations)
 		}
 	})
 }

@@ -204,6 +204,12 @@ func (a *array) object() (object, bool) {
 	return a.c.openObject(a.depth), true
 }
 
+// raw returns the raw JSON text of the current element.
+func (a *array) raw() []byte {
+	a.pending = false
+	return a.c.rawValue(a.depth)
+}
+
 // rawValue skips the value at the cursor and returns its raw text.
 func (c *cursor) rawValue(depth int) []byte {
 	start := c.i
@@ -286,3 +292,19 @@ func isString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
 
 // isNull reports whether a raw JSON value is null.
 func isNull(raw []byte) bool { return string(raw) == "null" }
+
+// isObject reports whether a raw JSON value is an object.
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// usageOf returns the raw usage object among the members of obj (Groq's
+// x_groq), nil if there is none.
+func usageOf(obj *object) (usage []byte) {
+	for key, ok := obj.next(); ok; key, ok = obj.next() {
+		if string(key) == "usage" {
+			if raw := obj.raw(); isObject(raw) {
+				usage = raw
+			}
+		}
+	}
+	return usage
+}

@@ -13,10 +13,10 @@ import (
 // formatChunk writes a decoded chunk in a compact notation, leaving out what
 // it lacks:
 //
-//	id=… model=… C"content" R"reasoning" TD[0 id type name "args"] FIN(reason) U{…} DONE ERR(type,code,"message")
+//	id=… model=… C"content" R"reasoning" TD[0 id type name "args"] FIN(reason) U{…} STRAY(1) V(code:detail) DONE ERR(type,code,"message")
 //
-// A tool call delta shows "_" for a missing index and "-" for an empty id,
-// type or name.
+// A tool call delta shows "_" for a missing index, "@2" for a positional
+// one at position 2, and "-" for an empty id, type or name.
 func formatChunk(c *Chunk) string {
 	var parts []string
 	add := func(s string) { parts = append(parts, s) }
@@ -35,8 +35,11 @@ func formatChunk(c *Chunk) string {
 	}
 	for _, tc := range c.ToolCalls {
 		idx := "_"
-		if tc.HasIndex {
+		switch {
+		case tc.HasIndex:
 			idx = strconv.Itoa(tc.Index)
+		case tc.Positional:
+			idx = "@" + strconv.Itoa(tc.Position)
 		}
 		add("TD[" + idx + " " + dash(tc.ID) + " " + dash(tc.Type) + " " + dash(tc.Name) + " " + q(tc.Arguments) + "]")
 	}
@@ -45,6 +48,12 @@ func formatChunk(c *Chunk) string {
 	}
 	if c.Usage != nil {
 		add("U" + string(c.Usage))
+	}
+	if c.StrayChoice != nil {
+		add("STRAY(" + string(c.StrayChoice) + ")")
+	}
+	for _, v := range c.Violations {
+		add("V(" + v.Code + ":" + string(v.Detail) + ")")
 	}
 	if c.Done {
 		add("DONE")
@@ -74,10 +83,11 @@ type transcript struct {
 
 // decodeBody runs body, cut into chunks, through the upstream layers the way
 // the router will: sse.Framer, ChunkDecoder, ToolCalls. The stand-in router
-// turns reasoning into KindReasoningDelta, content into KindAnswerDelta,
-// usage into KindUsage, finish_reason into ToolCalls.Finish and KindFinish,
-// and an error (in-stream, malformed chunk, framing, assembly) into
-// KindError, after which it stops. The events are cloned.
+// turns the chunk's violations and stray choice into KindViolation,
+// reasoning into KindReasoningDelta, content into KindAnswerDelta, usage
+// into KindUsage, finish_reason into ToolCalls.Finish and KindFinish, and
+// an error (in-stream, malformed chunk, framing, assembly) into KindError,
+// after which it stops. The events are cloned.
 func decodeBody(tc *ToolCalls, chunks ...[]byte) transcript {
 	var (
 		tr      transcript
@@ -125,6 +135,12 @@ func route(c *Chunk, tc *ToolCalls, emit transform.Emit, fail func(string)) {
 	if c.Err != nil {
 		fail(transform.CodeUpstreamError)
 		return
+	}
+	for _, v := range c.Violations {
+		emit(transform.Event{Kind: transform.KindViolation, Code: v.Code, Text: v.Detail})
+	}
+	if c.StrayChoice != nil {
+		emit(transform.Event{Kind: transform.KindViolation, Code: CodeStrayChoice, Text: c.StrayChoice})
 	}
 	if len(c.Reasoning) > 0 {
 		emit(transform.Event{Kind: transform.KindReasoningDelta, Text: c.Reasoning})

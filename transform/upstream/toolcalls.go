@@ -40,15 +40,29 @@ var emptyArgs = []byte("{}")[:2:2]
 // byte as sent (OA13), and KindToolCallEnd from Finish only, never because
 // the arguments already parse as JSON (OA11).
 //
-// Fragments are matched to calls by index; without one by id; without
-// either they belong to the last call. A fragment that names another id, or
-// (without the call's own id) another function, than the call its index
-// points to starts a new call: some providers reuse index 0 for every call.
-// A call opens only once its name is known (OA09): the arguments that came
-// before are held and sent right after the start. Event Index is the order
-// in which calls start (0, 1, …), not the provider's index. Ids are passed
-// on, never made up: the router fills in a call without one. A call's ID is
-// the one it has when it starts; a late id still matches fragments.
+// Fragments are matched to calls (CONTRACT.md §7):
+//
+//   - by index, when the fragment has one;
+//   - else by id, when it has one that a call has; an id no call has
+//     starts the next call;
+//   - else, in a chunk whose tool_calls held several fragments
+//     (Positional), by its position in that array, which stands in for
+//     the index (Moonshot and Gemini send parallel calls without one);
+//   - else (a lone fragment with neither) it continues the call most
+//     recently started.
+//
+// A call started without an index is keyed by its position when it came
+// in an array of several, else as the next call (0, 1, … since the last
+// Finish), so that a later chunk of positional fragments finds it; an
+// index sent later for it replaces that key. A fragment that names another
+// id, or (without the call's own id) another function, than the call it
+// points to starts a new call: some providers reuse index 0 for every
+// call. A call opens only once its name is known (OA09): the arguments
+// that came before are held and sent right after the start. Event Index
+// is the order in which calls start (0, 1, …), not the provider's index.
+// Ids are passed on, never made up: the router fills in a call without
+// one. A call's ID is the one it has when it starts; a late id still
+// matches fragments.
 //
 // The zero value is ready to use. A ToolCalls serves one stream at a time
 // and is not safe for concurrent use.
@@ -66,12 +80,17 @@ type ToolCalls struct {
 	n     int
 	order []int // the entry of each started call, by event Index
 	open  int   // entries not yet finished
+	// nextKey is the key of the next call started without an index: one
+	// past the largest key since the last Finish.
+	nextKey int
 }
 
 // toolCall is one call being assembled. Its buffers are kept across Reset.
 type toolCall struct {
-	key      int // the provider's index, when hasKey
-	hasKey   bool
+	key int // the provider's index, or one that stands in for it
+	// implicit says the provider sent no index for the call: key is its
+	// position or its order, and an index sent later replaces it.
+	implicit bool
 	id, name []byte
 	args     []byte
 	index    int // the event Index, -1 until started
@@ -149,6 +168,7 @@ func (t *ToolCalls) Finish(emit transform.Emit) {
 		c.done = true
 		t.open--
 	}
+	t.nextKey = 0 // the calls after a finish are a new round
 }
 
 // Open reports whether a call is in progress: started and not ended, or
@@ -157,23 +177,26 @@ func (t *ToolCalls) Open() bool { return t.open > 0 }
 
 // Reset forgets the stream's calls, keeping the options and the buffers.
 func (t *ToolCalls) Reset() {
-	t.n, t.open = 0, 0
+	t.n, t.open, t.nextKey = 0, 0, 0
 	t.order = t.order[:0]
 }
 
-// lookup returns the call d belongs to, creating it if needed.
+// lookup returns the call d belongs to, creating it if needed (see the
+// matching rules on ToolCalls).
 func (t *ToolCalls) lookup(d ToolCallDelta) (*toolCall, error) {
 	var c *toolCall
 	switch {
 	case d.HasIndex:
-		c = t.find(func(c *toolCall) bool { return c.hasKey && c.key == d.Index })
+		c = t.findKey(d.Index)
 		if c == nil && len(d.ID) > 0 {
-			if c = t.findID(d.ID); c != nil && !c.hasKey {
-				c.key, c.hasKey = d.Index, true
+			if c = t.findID(d.ID); c != nil && c.implicit {
+				c.key, c.implicit = d.Index, false
 			}
 		}
 	case len(d.ID) > 0:
 		c = t.findID(d.ID)
+	case d.Positional:
+		c = t.findKey(d.Position)
 	case t.n > 0 && !t.calls[t.n-1].done:
 		c = &t.calls[t.n-1]
 	}
@@ -203,6 +226,10 @@ func (t *ToolCalls) find(match func(*toolCall) bool) *toolCall {
 	return nil
 }
 
+func (t *ToolCalls) findKey(key int) *toolCall {
+	return t.find(func(c *toolCall) bool { return c.key == key })
+}
+
 func (t *ToolCalls) findID(id []byte) *toolCall {
 	return t.find(func(c *toolCall) bool { return bytes.Equal(c.id, id) })
 }
@@ -219,9 +246,18 @@ func (t *ToolCalls) create(d ToolCallDelta) (*toolCall, error) {
 	if t.n == len(t.calls) {
 		t.calls = append(t.calls, toolCall{})
 	}
+	key, implicit := d.Index, false
+	switch {
+	case d.HasIndex:
+	case d.Positional:
+		key, implicit = d.Position, true
+	default:
+		key, implicit = t.nextKey, true
+	}
+	t.nextKey = max(t.nextKey, key+1)
 	c := &t.calls[t.n]
 	*c = toolCall{
-		key: d.Index, hasKey: d.HasIndex, index: -1, entry: t.n,
+		key: key, implicit: implicit, index: -1, entry: t.n,
 		id: c.id[:0], name: c.name[:0], args: c.args[:0],
 	}
 	t.n++

@@ -20,6 +20,14 @@ func td(index int, id, name, args string) ToolCallDelta {
 	return d
 }
 
+// tp is a fragment without index at position pos of a chunk's tool_calls
+// array of several (ToolCallDelta.Positional).
+func tp(pos int, id, name, args string) ToolCallDelta {
+	d := td(-1, id, name, args)
+	d.Positional, d.Position = true, pos
+	return d
+}
+
 // assemble feeds deltas to t, then Finishes it when finish is set, and
 // returns the events, cloned, and the first error.
 func assemble(t *ToolCalls, finish bool, deltas ...ToolCallDelta) ([]transform.Event, error) {
@@ -36,16 +44,57 @@ func assemble(t *ToolCalls, finish bool, deltas ...ToolCallDelta) ([]transform.E
 	return evs, nil
 }
 
+// toolCallsCase is a sequence of deltas and the events it must give.
+type toolCallsCase struct {
+	name       string
+	cumulative bool
+	maxCalls   int
+	deltas     []ToolCallDelta
+	noFinish   bool
+	want       string
+	err        error
+}
+
+// indexlessCases are the matching rules for fragments without an index
+// (CONTRACT.md §7): several in one chunk match by position, a lone one
+// with a new id starts the next call, a lone one with neither continues
+// the latest call.
+var indexlessCases = []toolCallsCase{
+	{name: "Moonshot parallel calls: names, then positional arguments",
+		deltas: []ToolCallDelta{tp(0, "a", "get_weather", ``), tp(1, "b", "get_time", ``),
+			tp(0, "", "", `{"location":"San Francisco"}`), tp(1, "", "", `{"zone":"UTC"}`)},
+		want: `TC{0 a get_weather} TC{1 b get_time} TA0"{\"location\":\"San Francisco\"}" TA1"{\"zone\":\"UTC\"}" TC}0 {"location":"San Francisco"} TC}1 {"zone":"UTC"}`},
+	{name: "positional arguments in fragments over several chunks",
+		deltas: []ToolCallDelta{tp(0, "a", "f", `{"x":`), tp(1, "b", "g", `{"y":`), tp(0, "", "", `1}`), tp(1, "", "", `2}`)},
+		want:   `TC{0 a f} TA0"{\"x\":" TC{1 b g} TA1"{\"y\":" TA0"1}" TA1"2}" TC}0 {"x":1} TC}1 {"y":2}`},
+	{name: "lone calls started by id, then positional arguments",
+		deltas: []ToolCallDelta{td(-1, "a", "f", ``), td(-1, "b", "g", ``), tp(0, "", "", `{"p":0}`), tp(1, "", "", `{"p":1}`)},
+		want:   `TC{0 a f} TC{1 b g} TA0"{\"p\":0}" TA1"{\"p\":1}" TC}0 {"p":0} TC}1 {"p":1}`},
+	{name: "Moonshot single call: id and name, then arguments alone",
+		deltas: []ToolCallDelta{td(-1, "get_weather:0", "get_weather", ``), td(-1, "", "", `{"city":`), td(-1, "", "", `"Paris"}`)},
+		want:   `TC{0 get_weather:0 get_weather} TA0"{\"city\":" TA0"\"Paris\"}" TC}0 {"city":"Paris"}`},
+	{name: "a lone fragment with a new id starts the next call",
+		deltas: []ToolCallDelta{td(-1, "a", "f", `{}`), td(-1, "b", "f", ``), td(-1, "", "", `[]`)},
+		want:   `TC{0 a f} TA0"{}" TC{1 b f} TA1"[]" TC}0 {} TC}1 []`},
+	{name: "a lone fragment with neither continues the latest call",
+		deltas: []ToolCallDelta{tp(0, "a", "f", ``), tp(1, "b", "g", ``), td(-1, "", "", `{"late":true}`)},
+		want:   `TC{0 a f} TC{1 b g} TA1"{\"late\":true}" TC}0 {} TC}1 {"late":true}`},
+	{name: "a positional fragment's id wins over its position",
+		deltas: []ToolCallDelta{tp(0, "a", "f", ``), tp(1, "b", "g", ``), tp(0, "b", "", `[2]`), tp(1, "a", "", `[1]`)},
+		want:   `TC{0 a f} TC{1 b g} TA1"[2]" TA0"[1]" TC}0 [1] TC}1 [2]`},
+	{name: "Gemini whole calls without index, ids and names in one chunk",
+		deltas: []ToolCallDelta{tp(0, "c-1", "add", `{"a":2,"b":3}`), tp(1, "c-2", "multiply", `{"a":2,"b":3}`)},
+		want:   `TC{0 c-1 add} TA0"{\"a\":2,\"b\":3}" TC{1 c-2 multiply} TA1"{\"a\":2,\"b\":3}" TC}0 {"a":2,"b":3} TC}1 {"a":2,"b":3}`},
+	{name: "positional fragments without names or ids: calls without names",
+		deltas: []ToolCallDelta{tp(0, "", "", `{"a":1}`), tp(1, "", "", `{"b":2}`)},
+		want:   `V(tool_call_without_name@0) TC{0  } TA0"{\"a\":1}" TC}0 {"a":1} V(tool_call_without_name@0) TC{1  } TA1"{\"b\":2}" TC}1 {"b":2}`},
+	{name: "an index sent later replaces the stand-in key",
+		deltas: []ToolCallDelta{td(-1, "a", "f", ``), td(-1, "b", "g", ``), td(7, "a", "", `{}`), td(7, "", "", ` `), tp(1, "", "", `[]`)},
+		want:   `TC{0 a f} TC{1 b g} TA0"{}" TA0" " TA1"[]" TC}0 {}  TC}1 []`},
+}
+
 func TestToolCalls(t *testing.T) {
-	tests := []struct {
-		name       string
-		cumulative bool
-		maxCalls   int
-		deltas     []ToolCallDelta
-		noFinish   bool
-		want       string
-		err        error
-	}{
+	tests := []toolCallsCase{
 		{name: "OA06", deltas: []ToolCallDelta{td(0, "c1", "f", ""), td(0, "", "", `{"a"`), td(0, "", "", `:1}`)},
 			want: `TC{0 c1 f} TA0"{\"a\"" TA0":1}" TC}0 {"a":1}`},
 		{name: "OA09", deltas: []ToolCallDelta{td(0, "", "", `{"q":`), td(0, "", "", `"x`), td(0, "c1", "search", `"}`)},
@@ -97,6 +146,7 @@ func TestToolCalls(t *testing.T) {
 		{name: "too many calls", maxCalls: 2, deltas: []ToolCallDelta{td(0, "a", "f", ``), td(1, "b", "f", ``), td(2, "c", "f", ``)},
 			want: `TC{0 a f} TC{1 b f}`, err: ErrTooManyToolCalls},
 	}
+	tests = append(tests, indexlessCases...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tc := ToolCalls{Cumulative: tt.cumulative, MaxCalls: tt.maxCalls}
@@ -149,6 +199,26 @@ func TestToolCallsAcrossFinish(t *testing.T) {
 	}
 	if got, want := transformtest.Format(evs), `TC{0 x h} TC{1 y h} TC}0 {} TC}1 {}`; got != want {
 		t.Errorf("after Reset: got %s\nwant %s", got, want)
+	}
+}
+
+// TestToolCallsPositionsAcrossFinish checks that the stand-in keys of
+// calls without index start over after a finish, like providers' indices.
+func TestToolCallsPositionsAcrossFinish(t *testing.T) {
+	// A lone call after a finish is call 0 of its round, which a
+	// positional fragment at 0 finds.
+	var tc ToolCalls
+	evs, err := assemble(&tc, true, td(-1, "a", "f", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := assemble(&tc, true, td(-1, "b", "g", ``), tp(0, "", "", `[0]`), tp(1, "c", "h", `[1]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, more...)
+	if got, want := transformtest.Format(evs), `TC{0 a f} TA0"{}" TC}0 {} TC{1 b g} TA1"[0]" TC{2 c h} TA2"[1]" TC}1 [0] TC}2 [1]`; got != want {
+		t.Errorf("positions after a finish: got %s\nwant %s", got, want)
 	}
 }
 
