@@ -7,9 +7,7 @@ import (
 )
 
 // decodeState is what the router keeps of the upstream's chunks across a
-// stream (CONTRACT.md §7). It starts over at the stream's first decoded
-// chunk (route, when it emits KindRouted), and is read only after that,
-// so that it needs no share of Reset.
+// stream (CONTRACT.md §7).
 type decodeState struct {
 	// usage is the last usage object the upstream sent, copied: providers
 	// that repeat usage in every chunk (vLLM's continuous usage stats,
@@ -30,8 +28,8 @@ type decodeState struct {
 // next.
 const maxKeptUsage = 4 << 10
 
-// startDecoding readies the decoding state for the stream's first chunk.
-func (p *Pipeline) startDecoding() {
+// resetDecoding readies the decoding state for a new stream.
+func (p *Pipeline) resetDecoding() {
 	if cap(p.up.usage) > maxKeptUsage {
 		p.up.usage = nil
 	}

@@ -150,6 +150,7 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.tools.Reset()
 	p.tools.MaxCalls = p.cfg.Parser.Limits.MaxToolCalls
 	p.lead.reset()
+	p.resetDecoding()
 	if meta.Now == nil {
 		meta.Now = time.Now
 	}
@@ -363,7 +364,6 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		return
 	}
 	if !p.routed {
-		p.startDecoding()
 		p.routed = true
 		p.sum.Model = string(c.Model)
 		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
