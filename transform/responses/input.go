@@ -169,6 +169,12 @@ func (c *converter) content(param, role string, raw json.RawMessage) ([]byte, *r
 		if j > 0 {
 			out = append(out, ',')
 		}
+		if cp.text {
+			out = append(out, `{"type":"text","text":`...)
+			out = append(out, cp.part...)
+			out = append(out, '}')
+			continue
+		}
 		out = append(out, cp.part...)
 	}
 	return append(out, ']'), nil
