@@ -300,8 +300,54 @@ func TestZeroAllocs(t *testing.T) {
 		encodertest.AllocsCase{Name: "phase_delta_in_a_phase", Event: encodertest.PhaseDelta(1, "phase text")})
 }
 
+// BenchmarkEncoder measures answer deltas streaming into one message:
+// the steady state of a reply. (encodertest's reply alternates reasoning
+// and answer on every iteration, which for this protocol opens two new
+// output items each time; BenchmarkStream measures items as streams have
+// them.)
 func BenchmarkEncoder(b *testing.B) {
-	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindReasoningDelta, transform.KindAnswerDelta)
+	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindAnswerDelta, transform.KindAnswerDelta)
+}
+
+// BenchmarkEncoderReasoning measures reasoning deltas streaming into one
+// reasoning_text part.
+func BenchmarkEncoderReasoning(b *testing.B) {
+	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindReasoningDelta, transform.KindReasoningDelta)
+}
+
+// BenchmarkStream encodes a whole stream per operation, with a new
+// encoder: 200 reasoning deltas, 800 answer deltas, a tool call, usage
+// and response.completed with the whole output. allocs/op is per stream
+// (the kept texts grow by doubling); ns/delta the cost per delta, the
+// items' opening and closing and the final Response included.
+func BenchmarkStream(b *testing.B) {
+	evs := []transform.Event{encodertest.Routed("m", "id"), encodertest.Event(transform.KindReasoningStart)}
+	for range 200 {
+		evs = append(evs, encodertest.Reasoning("Thinking about the user's plan, "))
+	}
+	evs = append(evs, encodertest.Event(transform.KindReasoningEnd), encodertest.Event(transform.KindAnswerStart))
+	for range 800 {
+		evs = append(evs, encodertest.Answer("- 第二天：拉 \"quoted\" text\n"))
+	}
+	evs = append(evs, encodertest.Event(transform.KindAnswerEnd), encodertest.ToolStart(0, "call_1", "search"),
+		encodertest.ToolArgs(0, "call_1", "search", `{"q":"split"}`), encodertest.ToolEnd(0, "call_1", "search", `{"q":"split"}`),
+		encodertest.Text(transform.KindUsage, `{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}`), encodertest.Finish("stop"))
+	var size int64
+	for _, ev := range evs {
+		size += int64(len(ev.Text))
+	}
+	meta := encodertest.Meta()
+	buf := make([]byte, 0, 1<<20)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		enc := responses.New(meta)
+		buf = enc.Begin(buf[:0])
+		for _, ev := range evs {
+			buf = enc.AppendEvent(buf[:0], ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/delta")
 }
 
 // FuzzEncoder feeds arbitrary event sequences to both modes: the encoder
