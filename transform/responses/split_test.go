@@ -94,7 +94,7 @@ func TestSplitInvariance(t *testing.T) {
 	}{
 		{name: "thinkingml_and_native_reasoning", reasoning: "先想一想：三天？", reply: string(tm), format: format.Auto, answer: "# 三分化训练方案"},
 		{name: "think_tags_text_and_native_calls", reply: "<think>Need \"data\" \\ first.</think>Let me search — 稍等。",
-			calls: [][2]string{{"search", `{"q":"三分化 \"split\""}`}, {"ask_user", `{"questions":[{"question":"Why?","choices":["a","b"]}]}`}},
+			calls:  [][2]string{{"search", `{"q":"三分化 \"split\""}`}, {"ask_user", `{"questions":[{"question":"Why?","choices":["a","b"]}]}`}},
 			format: format.Text, answer: "Let me search — 稍等。"},
 		{name: "aiplan_calls", reply: string(plan), format: format.AIPlan},
 	}
