@@ -121,7 +121,7 @@ func wantRefused(t *testing.T, ps protoSpec, res result, status int, body, msg s
 		}
 	case ps.protocol == "skillpet":
 		wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
-	default: // openai
+	default: // openai, responses: passed through
 		if res.status != status || res.body != body {
 			t.Errorf("got %d %q, want the upstream's %d %q", res.status, res.body, status, body)
 		}
@@ -266,7 +266,7 @@ func failureCases() []failureCase {
 			rejected(t, ps, `this is {not JSON`, false, http.StatusBadRequest, code, "")
 		}},
 		{name: "rejected_missing_messages", only: func(ps protoSpec) bool { return ps.protocol != "skillpet" }, run: func(t *testing.T, ps protoSpec) {
-			rejected(t, ps, `{"model":"m","stream":true}`, false, http.StatusBadRequest, "missing_messages", "messages")
+			rejected(t, ps, ps.missing[0], false, http.StatusBadRequest, ps.missing[1], ps.missing[2])
 		}},
 		{name: "rejected_missing_project_id", only: func(ps protoSpec) bool { return ps.protocol == "skillpet" }, run: func(t *testing.T, ps protoSpec) {
 			rejected(t, ps, `{"message":"hi"}`, false, http.StatusBadRequest, "MISSING_PARAMS", "projectId")
@@ -366,7 +366,7 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 			hangUp(w)
 		}
 	})
-	if ps.protocol != "openai" {
+	if !ps.passes {
 		res := exchange(t, ps, u.hostPort(), "", "h1")
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "overloaded, try")
@@ -411,7 +411,7 @@ func refusedBodyStalls(t *testing.T, ps protoSpec) {
 		writeFlush(w, `{"error":{"message":"overloaded, try`)
 		u.stall(r)
 	})
-	if ps.protocol != "openai" {
+	if !ps.passes {
 		res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 300ms")
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "upstream answered 503")

@@ -163,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	defer func() {
 		sw.stopTimers()
 		cancel(errUpstreamDone)
-		h.record(r, meta, p, sw, start)
+		h.record(r, meta, info.LeftOut, p, sw, start)
 		h.pool.Put(p)
 	}()
 	return h.proxy(sw, r.WithContext(ctx), next)

@@ -279,6 +279,12 @@ type protoSpec struct {
 	// variant: the spec shares its protocol's route with the one before
 	// (an openai client that asked for one JSON body).
 	variant bool
+	// passes: the protocol passes an upstream's refusal through as it is
+	// (the row's PassRefusals: openai, responses).
+	passes bool
+	// missing is a body the request format refuses for a missing member,
+	// with the 400's code and a word of its message.
+	missing [3]string
 }
 
 const streamRequest = `{"model":"client-model","messages":[{"role":"user","content":"hi"}],"stream":true}`
@@ -290,6 +296,9 @@ var protoDrivers = map[string]struct {
 	options []string
 	request string
 	codes   bool
+	// missing overrides the missing-member case: body, code, message
+	// word (default: an OpenAI body without messages).
+	missing [3]string
 }{
 	"gymbro":  {request: streamRequest, codes: true},
 	"jsonseq": {request: streamRequest, codes: true},
@@ -297,6 +306,9 @@ var protoDrivers = map[string]struct {
 		request: `{"projectId":"p1","message":"hi"}`},
 	"aisdk":  {request: streamRequest},
 	"openai": {request: streamRequest, codes: true},
+	"responses": {options: []string{"request_format responses"},
+		request: `{"model":"client-model","input":"hi","tools":[{"type":"web_search"}],"stream":true}`, codes: true,
+		missing: [3]string{`{"model":"m","stream":true}`, "missing_input", "input"}},
 }
 
 // protoSpecs are the protocol table's rows as the tests drive them, in
@@ -307,7 +319,10 @@ var protoSpecs = func() []protoSpec {
 	for _, row := range pipeline.Protocols() {
 		d := protoDrivers[row.Name]
 		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
-			codes: d.codes, early: row.EarlyStart, stream: true}
+			codes: d.codes, early: row.EarlyStart, stream: true, passes: row.PassRefusals, missing: d.missing}
+		if ps.missing[0] == "" {
+			ps.missing = [3]string{`{"model":"m","stream":true}`, "missing_messages", "messages"}
+		}
 		specs = append(specs, ps)
 		if row.ClientChoosesStream {
 			ps.name, ps.stream, ps.early, ps.variant = row.Name+"_json", false, false, true
@@ -400,6 +415,8 @@ func readJSON(t *testing.T, res *result) {
 				ReasoningContent string `json:"reasoning_content"`
 			} `json:"message"`
 		} `json:"choices"`
+		Status string           `json:"status"`
+		Output []responseOutput `json:"output"`
 	}
 	if err := json.Unmarshal([]byte(res.body), &v); err != nil {
 		return // not JSON (a refusal passed through): the case checks the body
@@ -407,6 +424,15 @@ func readJSON(t *testing.T, res *result) {
 	var code string
 	var obj struct{ Message, Code string }
 	switch {
+	case v.Object == "response":
+		// A Response (responses, stream: false) has "error": null.
+		if v.Status == "completed" || v.Status == "incomplete" {
+			res.end = outcome{kind: "completed"}
+		}
+		for _, o := range v.Output {
+			res.answer += o.text("message")
+			res.all += o.text("")
+		}
 	case json.Unmarshal(v.Error, &code) == nil:
 		res.end = outcome{kind: "error", code: code, message: v.Message}
 	case json.Unmarshal(v.Error, &obj) == nil && len(v.Error) > 0 && v.Error[0] == '{':
@@ -416,6 +442,32 @@ func readJSON(t *testing.T, res *result) {
 		res.answer = v.Choices[0].Message.Content
 		res.all = v.Choices[0].Message.ReasoningContent + res.answer
 	}
+}
+
+// responseOutput is an output item of a Responses API Response.
+type responseOutput struct {
+	Type    string `json:"type"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+// text returns the item's texts if it is of type typ ("" for any).
+func (o responseOutput) text(typ string) string {
+	if typ != "" && o.Type != typ {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range o.Summary {
+		b.WriteString(p.Text)
+	}
+	for _, p := range o.Content {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // reporter is what readStream needs of a *testing.T, so that the leak
@@ -444,6 +496,7 @@ func readStream(t reporter, ps protoSpec, res *result) {
 		}
 		res.last, res.end = i, o
 	}
+	seq := 0.0
 	for i, ev := range res.events {
 		if ev.Name == ":comment" || ev.Data == "[DONE]" {
 			continue
@@ -493,6 +546,27 @@ func readStream(t reporter, ps protoSpec, res *result) {
 				end(i, outcome{kind: "completed"})
 			case "error":
 				end(i, outcome{kind: "error", message: str("errorText")})
+			}
+		case "responses":
+			// Every event is named like its type and numbered from 0; a
+			// failure is response.failed, then the error event, last.
+			if ev.Name != str("type") || m["sequence_number"] != seq {
+				t.Errorf("event %s: type %v, sequence_number %v, want %v", ev.Name, m["type"], m["sequence_number"], seq)
+			}
+			seq++
+			switch ev.Name {
+			case "response.output_text.delta":
+				answer.WriteString(str("delta"))
+				all.WriteString(str("delta"))
+			case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+				all.WriteString(str("delta"))
+			case "response.completed", "response.incomplete":
+				end(i, outcome{kind: "completed"})
+			case "error":
+				if i == 0 || res.events[i-1].Name != "response.failed" {
+					t.Errorf("the error event does not follow response.failed")
+				}
+				end(i, outcome{kind: "error", code: str("code"), message: str("message")})
 			}
 		case "openai":
 			if e, ok := m["error"].(map[string]any); ok {

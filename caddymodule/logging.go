@@ -13,10 +13,12 @@ import (
 )
 
 // record logs a finished stream and counts it. The fields describe the
-// stream (ids, protocol, format, model, outcome, sizes, timings); no prompt,
-// reply text, API key or Authorization header is ever among them. The same
-// fields are added to the access log entry, which Caddy writes at info level.
-func (h *Handler) record(r *http.Request, meta transform.Meta, p *pipeline.Pipeline, sw *streamWriter, start time.Time) {
+// stream (ids, protocol, format, model, outcome, sizes, timings, and
+// left_out: what the request format could not forward, such as a
+// Responses client's hosted tools); no prompt, reply text, API key or
+// Authorization header is ever among them. The same fields are added to
+// the access log entry, which Caddy writes at info level.
+func (h *Handler) record(r *http.Request, meta transform.Meta, leftOut string, p *pipeline.Pipeline, sw *streamWriter, start time.Time) {
 	sum := p.Summary()
 	dur := time.Since(start)
 	var ttft time.Duration
@@ -47,6 +49,9 @@ func (h *Handler) record(r *http.Request, meta transform.Meta, p *pipeline.Pipel
 		zap.Strings("violations", sum.Violations),
 		zap.Duration("duration", dur),
 		zap.Duration("ttft", ttft),
+	}
+	if leftOut != "" {
+		fields = append(fields, zap.String("left_out", leftOut))
 	}
 	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
 		extra.Add(zap.Dict("llm_stream", fields...))

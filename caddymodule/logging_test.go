@@ -139,6 +139,10 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		if entry["request_id"] != "client-req-1" || !strings.HasPrefix(fmt.Sprint(entry["message_id"]), "msg_") {
 			t.Errorf("stream ended line with wrong ids: %s", line)
 		}
+		// The Responses body's hosted tool was left out, and said so.
+		if left, want := entry["left_out"], map[bool]any{true: "tool:web_search"}[entry["protocol"] == "responses"]; left != want {
+			t.Errorf("stream ended line with left_out %v, want %v: %s", left, want, line)
+		}
 	}
 	for _, ps := range protoSpecs {
 		if !protocols[ps.protocol] {

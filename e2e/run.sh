@@ -2,8 +2,9 @@
 # End-to-end tests: the built ./caddy serves e2e/Caddyfile (llm_stream routes
 # in front of llm_mock fake upstreams), and the real client libraries consume
 # it: the `ai` package (DefaultChatTransport, readUIMessageStream, Chat), the
-# `openai` npm SDK, eventsource-parser, and the Go SDK openai-go, plus the
-# examples in examples/aisdk-page and examples/go-client.
+# `openai` npm SDK, eventsource-parser, Codex CLI (@openai/codex) and the Go
+# SDK openai-go, plus the examples in examples/aisdk-page and
+# examples/go-client.
 #
 #   bash e2e/run.sh
 #
@@ -96,7 +97,7 @@ fi
 
 failed=()
 
-step "node --test (ai, openai, eventsource-parser, examples/aisdk-page)"
+step "node --test (ai, openai, eventsource-parser, codex, examples/aisdk-page)"
 if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 test/*.test.mjs); then
 	failed+=("node --test")
 fi

@@ -8,6 +8,7 @@ import (
 	"github.com/llmstream/llmstream/transform/jsonseq"
 	"github.com/llmstream/llmstream/transform/openai"
 	"github.com/llmstream/llmstream/transform/request"
+	"github.com/llmstream/llmstream/transform/responses"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
@@ -88,6 +89,14 @@ var protocols = []*Protocol{
 	{
 		Name: "openai", ContentType: openai.ContentType, PassRefusals: true, ClientChoosesStream: true,
 		NewEncoder: func(m transform.Meta) transform.Encoder { return openai.New(m) },
+	},
+	// The OpenAI Responses API (CONTRACT §11): like openai, a refusal is
+	// the upstream's own status and error body, whose shape the Responses
+	// SDKs read too, so that their retries (429, 5xx) work.
+	{
+		Name: "responses", ContentType: responses.ContentType, PassRefusals: true, ClientChoosesStream: true,
+		NewEncoder: func(m transform.Meta) transform.Encoder { return responses.New(m) },
+		Request:    responses.Format,
 	},
 }
 

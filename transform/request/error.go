@@ -49,6 +49,10 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Param names the request member at fault, for the formats whose error
+	// shape has a place for it (OpenAI's error.param); empty when the error
+	// concerns the whole body.
+	Param string
 }
 
 // Error returns the code and the message.

@@ -84,6 +84,13 @@ type Info struct {
 	// The handler hands it on as transform.Meta.Request, unread: only the
 	// protocol that defines the type knows it.
 	Facts any
+	// LeftOut names what a converted body asked for that the upstream
+	// request leaves out because a chat-completions upstream has no
+	// counterpart (a hosted tool such as "tool:web_search", an item such
+	// as "item:reasoning"), each once, space-separated, for the log ("" for
+	// nothing; a string keeps Info comparable). It holds kinds and names
+	// only, never prompt text.
+	LeftOut string
 }
 
 // Rewrite returns the body to send upstream for the client's body. prompt is
@@ -136,7 +143,7 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if e != nil {
 		return nil, Info{}, e
 	}
-	info.Stream, info.Facts = conv.Stream, conv.Facts
+	info.Stream, info.Facts, info.LeftOut = conv.Stream, conv.Facts, conv.LeftOut
 	return out, info, nil
 }
 

@@ -1,0 +1,146 @@
+// Codex CLI (npm @openai/codex, pinned in package.json) against a
+// chat-completions model behind llmstream: `codex exec` speaks the
+// Responses API to the responses route, whose llm_mock answers the first
+// request in ThinkingML (a <think> block, a phase, the answer) with an
+// exec_command call, and the second with the final answer. Codex must run
+// the command, send its output back (a function_call_output, which
+// reaches the upstream as a tool message) and finish the turn with the
+// answer, reasoning kept out of it: the phase reaches Codex as a
+// reasoning summary (exec --json reports it), the <think> text as raw
+// reasoning (shown only with show_raw_agent_reasoning, and never in
+// --json).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+
+import { BASE, read } from './expected.mjs';
+
+/** The fake upstreams' listener (e2e/Caddyfile). */
+const MOCKS_BASE = process.env.LLMSTREAM_E2E_MOCKS ?? 'http://127.0.0.1:18100';
+const RECORDED = `${MOCKS_BASE}/m/codex/13/llm_mock/requests`;
+const CODEX = fileURLToPath(new URL('../node_modules/.bin/codex', import.meta.url));
+const MARKER = 'llmstream-codex-e2e';
+
+/**
+ * config is Codex's config.toml: a model provider speaking the Responses
+ * API (wire_api "responses") at the llmstream route, its key from an
+ * environment variable; no approvals and no sandbox for exec (the one
+ * command is the test's own, in a temporary directory; Codex's sandboxes
+ * need kernel features a container may lack); no retries, so that a
+ * protocol error fails the test instead of being retried; no update
+ * check, analytics or feedback, so that Codex talks to 127.0.0.1 only.
+ */
+const config = `
+model = "e2e-model"
+model_provider = "llmstream"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.llmstream]
+name = "llmstream"
+base_url = "${BASE}/responses/auto/codex/13/v1"
+wire_api = "responses"
+env_key = "LLMSTREAM_E2E_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`;
+
+/** run runs codex with args and returns its exit code, stdout and stderr. */
+function run(args, env, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CODEX, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (stderr += b));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`codex did not finish in ${timeoutMs}ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('codex exec runs a tool call and finishes the turn through the responses route', { timeout: 180_000 }, async () => {
+  assert.ok(existsSync(CODEX), `codex is installed (${CODEX}); run npm ci in e2e/`);
+  const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
+  const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
+  try {
+    writeFileSync(join(home, 'config.toml'), config);
+    const cleared = await fetch(RECORDED, { method: 'DELETE' });
+    assert.equal(cleared.status, 204, 'the codex mock records');
+
+    // Only what Codex needs: no OpenAI key or base URL of the machine's.
+    const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, LLMSTREAM_E2E_KEY: 'sk-e2e', TERM: 'dumb' };
+    const { code, stdout, stderr } = await run(
+      ['exec', '--json', '--skip-git-repo-check', '-C', work, 'Prove that you can run a command here.'],
+      env,
+      150_000,
+    );
+    const events = stdout
+      .split('\n')
+      .filter((l) => l.trim().startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const detail = `exit ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}`;
+    assert.equal(code, 0, detail);
+
+    const completed = events.filter((e) => e.type === 'item.completed').map((e) => e.item);
+    const commands = completed.filter((i) => i.type === 'command_execution');
+    assert.equal(commands.length, 1, `one command ran\n${detail}`);
+    assert.equal(commands[0].exit_code, 0, detail);
+    assert.match(commands[0].aggregated_output, new RegExp(MARKER), detail);
+    assert.equal(readFileSync(join(work, 'proof.txt'), 'utf8'), MARKER, 'the command ran in the work directory');
+
+    const messages = completed.filter((i) => i.type === 'agent_message').map((i) => i.text);
+    assert.equal(messages.at(-1), read('codex_reply_2.txt'), `the final answer\n${detail}`);
+    for (const m of messages) {
+      assert.ok(!/<\/?(think|thinking|phase|final)>|The user wants proof|Run one command/.test(m), `no reasoning or markup in ${JSON.stringify(m)}`);
+    }
+    const reasoning = completed.filter((i) => i.type === 'reasoning').map((i) => i.text);
+    assert.ok(
+      reasoning.some((r) => r.includes('Run one command in the work directory and show its output.')),
+      `the phase is a reasoning item: ${JSON.stringify(reasoning)}\n${detail}`,
+    );
+    const turn = events.find((e) => e.type === 'turn.completed');
+    assert.ok(turn, `the turn completed\n${detail}`);
+    assert.ok(turn.usage.input_tokens > 0 && turn.usage.output_tokens > 0, `usage ${JSON.stringify(turn.usage)}`);
+
+    // What went upstream: two chat requests; the second carries the call
+    // and, as a tool message, the command's output.
+    const bodies = await (await fetch(RECORDED)).json();
+    assert.equal(bodies.length, 2, `two upstream requests: ${JSON.stringify(bodies.map((b) => b.messages.length))}`);
+    const [first, second] = bodies;
+    assert.ok(
+      first.tools.every((t) => t.type === 'function' && t.function?.name),
+      `only function tools go upstream (web_search is left out): ${JSON.stringify(first.tools.map((t) => t.type))}`,
+    );
+    const toolNames = first.tools.map((t) => t.function.name);
+    assert.ok(toolNames.includes('exec_command'), `Codex's shell tool went upstream: ${toolNames}`);
+    assert.ok(first.stream && first.stream_options.include_usage);
+    const call = second.messages.find((m) => m.role === 'assistant' && m.tool_calls);
+    assert.ok(call, `the call went back: ${JSON.stringify(second.messages.slice(-3))}`);
+    assert.equal(call.tool_calls[0].function.name, 'exec_command');
+    assert.ok(!String(call.content ?? '').includes('<think>'), 'the replayed answer holds no reasoning');
+    const output = second.messages.find((m) => m.role === 'tool');
+    assert.equal(output?.tool_call_id, call.tool_calls[0].id, 'the function_call_output answers the call');
+    assert.match(output.content, new RegExp(MARKER), 'the command output reached the upstream');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,71 @@
+package responses
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/request"
+)
+
+// Request is what a Responses request body tells the encoder (it travels
+// as request.Info.Facts and transform.Meta.Request): the parameters an
+// OpenAI Response object repeats from its request, each as compact JSON
+// (no newline, so it fits an SSE data line), nil when the client did not
+// send it or sent null.
+//
+// The model is not among them: transform.Meta.Model is the one sent
+// upstream, the route's override included.
+type Request struct {
+	// The echoed members, named as in the request body.
+	Instructions, MaxOutputTokens, ParallelToolCalls, Reasoning, Temperature,
+	Text, ToolChoice, Tools, TopP, Truncation, User, Metadata json.RawMessage
+}
+
+// The error codes of a Responses body that cannot be converted, besides
+// the request package's (invalid_json, invalid_body, request_too_large).
+// previous_response_not_found is OpenAI's own code for the same refusal.
+const (
+	// CodeMissingInput: the body has no input.
+	CodeMissingInput = "missing_input"
+	// CodeInvalidInput: input, or an item or content part in it, is not
+	// what the Responses API allows.
+	CodeInvalidInput = "invalid_input"
+	// CodeInvalidParam: a parameter has the wrong JSON type.
+	CodeInvalidParam = "invalid_parameter"
+	// CodeUnsupported: the request relies on something a chat-completions
+	// upstream cannot do and that cannot be left out without changing the
+	// answer (a stored conversation, prompt or item, a background run, a
+	// forced hosted tool, an image known only by its file id).
+	CodeUnsupported = "unsupported_parameter"
+	// CodePreviousResponseNotFound: previous_response_id names a response
+	// llmstream never stored (it stores none).
+	CodePreviousResponseNotFound = "previous_response_not_found"
+)
+
+// ErrorType is the error.type of the errors this package answers: OpenAI
+// calls a request it refuses an invalid_request_error.
+const ErrorType = "invalid_request_error"
+
+// AppendError appends the OpenAI error shape the SDKs parse,
+// {"error":{"message","type","param","code"}}, for a refused request
+// (request.Format.AppendError). param names the request member at fault,
+// null when the error concerns the whole body.
+func AppendError(dst []byte, e *request.Error) []byte {
+	dst = append(dst, `{"error":{"message":`...)
+	dst = jsonout.AppendStringS(dst, e.Message)
+	dst = append(dst, `,"type":"`+ErrorType+`","param":`...)
+	if e.Param != "" {
+		dst = jsonout.AppendStringS(dst, e.Param)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"code":`...)
+	dst = jsonout.AppendStringS(dst, e.Code)
+	return append(dst, "}}"...)
+}
+
+// badRequest returns a 400 naming param.
+func badRequest(code, param, msg string) *request.Error {
+	return &request.Error{Status: http.StatusBadRequest, Code: code, Param: param, Message: msg}
+}
