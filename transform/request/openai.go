@@ -31,17 +31,8 @@ var touched = [numTouched]string{
 	tN:             "n",
 }
 
-// rewriteOpenAI applies the openai rules (CONTRACT.md §3, request_format
-// openai) to an OpenAI chat-completions body.
-func (s *Shaper) rewriteOpenAI(body []byte, prompt, mode string) ([]byte, Info, *Error) {
-	d, root, e := parseObject(body, badRequest)
-	if e != nil {
-		return nil, Info{}, e
-	}
-	return s.splice(d, root, prompt, mode)
-}
-
-// splice rewrites the object root of d. It copies d and replaces only the
+// splice applies the openai rules (CONTRACT.md §3, request_format openai)
+// to the chat-completions object root of d. It copies d and replaces only the
 // values of the members in touched; absent ones are appended before the
 // closing brace, so the client's members keep their bytes and order.
 func (s *Shaper) splice(d jsonDoc, root span, prompt, mode string) ([]byte, Info, *Error) {
