@@ -510,8 +510,9 @@ func writerCases() []writerCase {
 		{name: "completed_through_read_from", answer: "Hello world", script: func(px *proxyPlay) error {
 			// io.Copy must go through Write, not the wrapped writer's
 			// ReadFrom, or the client gets the upstream's SSE untouched.
+			// (A strings.Reader would take the WriterTo path instead.)
 			px.sse()
-			_, err := io.Copy(px.w, strings.NewReader(strings.Join(helloWorld, "")))
+			_, err := io.Copy(px.w, struct{ io.Reader }{strings.NewReader(strings.Join(helloWorld, ""))})
 			return err
 		}},
 		{name: "completed_after_interim_1xx", answer: "Hello world", script: func(px *proxyPlay) error {
