@@ -43,7 +43,7 @@ type streamWriter struct {
 	upstream http.Header
 
 	mu        sync.Mutex
-	keep      *keepalive
+	keep      *keepalive // the idle and heartbeat timers; their callbacks hold mu
 	mode      writerMode
 	committed bool   // our status line and headers went out
 	out       []byte // the encoder's output, reused
