@@ -721,12 +721,15 @@ func TestSlowClientIsNoUpstreamTimeout(t *testing.T) {
 	}
 	ps := spec(t, "gymbro")
 	piece := strings.Repeat("x", 4000)
+	// The reply is built before the upstream answers: built after its
+	// headers, it took longer than idle_timeout on a loaded machine (-race),
+	// a real upstream silence that the stream rightly timed out on.
+	pieces := []string{roleChunk}
+	for range 4000 {
+		pieces = append(pieces, content(piece))
+	}
 	u := newScriptedUpstream(t, func(_ *scriptedUpstream, w http.ResponseWriter, _ *http.Request) {
 		sseHead(w)
-		pieces := []string{roleChunk}
-		for range 4000 {
-			pieces = append(pieces, content(piece))
-		}
 		writeFlush(w, append(pieces, finishChunks)...)
 	})
 	srv := startSite(t, "", routeBlock(ps.protocol, u.hostPort(), "idle_timeout 500ms", "max_reply 100MB"))

@@ -50,6 +50,7 @@ type Handler struct {
 	pool     *sync.Pool // *pipeline.Pipeline
 	logger   *zap.Logger
 	metrics  *metrics
+	clock    clock // the stream timers' clock; nil is the system's (tests set one)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -143,19 +144,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	p := h.pool.Get().(*pipeline.Pipeline)
 	p.Reset(h.proto.NewEncoder(meta), meta)
 	ctx, cancel := context.WithCancelCause(r.Context())
-	sw := &streamWriter{
-		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
-		upstream:              make(http.Header),
-		h:                     h,
-		p:                     p,
-		proto:                 h.proto,
-		stream:                meta.Stream,
-		requestID:             rid,
-		cancel:                cancel,
-		client:                r.Context(),
-		lastWrite:             start,
-		lastUpstream:          start,
-	}
+	sw := newStreamWriter(w, h, p, meta, r.Context(), cancel)
 	if h.proto.EarlyStart {
 		sw.open()
 	}

@@ -2,19 +2,14 @@ package caddymodule
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/tidwall/gjson"
-	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
@@ -24,11 +19,11 @@ import (
 // answers a chat request with a 2xx status, it feeds the body to the
 // pipeline as it arrives and writes the route's protocol instead, flushing
 // after every write (CADDY.md §2.4); a refusal becomes the protocol's error
-// or the HTTP status the contract names (CONTRACT §6).
+// or the HTTP status the contract names (CONTRACT §6, writer_end.go).
 //
 // The proxy calls Write and Flush from one goroutine, but the heartbeat and
-// idle timers fire on others, so every method that touches the stream holds
-// mu.
+// idle timers (keepalive) fire on others, so every method that touches the
+// stream holds mu.
 type streamWriter struct {
 	*caddyhttp.ResponseWriterWrapper
 	h         *Handler
@@ -48,22 +43,16 @@ type streamWriter struct {
 	upstream http.Header
 
 	mu        sync.Mutex
+	keep      *keepalive // the idle and heartbeat timers; their callbacks hold mu
 	mode      writerMode
-	committed bool      // our status line and headers went out
-	out       []byte    // the encoder's output, reused
-	errStatus int       // a refused upstream's status
-	errBody   []byte    // … and the start of its body
-	errMsg    string    // … or why a 2xx body cannot be used
-	gone      bool      // a write to the client failed: it left
-	timedOut  bool      // the idle timer fired
-	closed    bool      // the request is over: timers must not touch the stream
-	lastWrite time.Time // our last write to the client (heartbeats)
-	// lastUpstream is when the upstream last sent something (headers or
-	// body), for the idle timeout. It is taken when Write returns, so that
-	// a client slow to read is not mistaken for a silent upstream.
-	lastUpstream time.Time
-
-	idle, beat *time.Timer
+	committed bool   // our status line and headers went out
+	out       []byte // the encoder's output, reused
+	errStatus int    // a refused upstream's status
+	errBody   []byte // … and the start of its body
+	// errRefusal is why a 2xx body cannot be used (Code is "" when it can).
+	errRefusal pipeline.Refusal
+	gone       bool // a write to the client failed: it left
+	timedOut   bool // the idle timer fired
 }
 
 type writerMode uint8
@@ -83,10 +72,36 @@ const maxErrBody = 64 << 10
 // upstream's reply did: the upstream request is cancelled, not left running.
 var errUpstreamDone = errors.New("llm_stream: the client stream ended")
 
+var errClientGone = errors.New("llm_stream: the client connection is gone")
+
 // doneGrace is how long an upstream may hold its connection open after the
 // reply completed ([DONE]) before it is cancelled: the client's response
 // cannot end while the proxy still reads the upstream body.
 const doneGrace = time.Second
+
+// newStreamWriter returns the writer of one request's response to w. The
+// upstream request runs under a context that cancel ends; client is the
+// client's own request context.
+func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, meta transform.Meta, client context.Context, cancel context.CancelCauseFunc) *streamWriter {
+	sw := &streamWriter{
+		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		upstream:              make(http.Header),
+		h:                     h,
+		p:                     p,
+		proto:                 h.proto,
+		stream:                meta.Stream,
+		requestID:             meta.RequestID,
+		cancel:                cancel,
+		client:                client,
+	}
+	var beat time.Duration
+	if sw.stream { // one JSON body has nothing to keep alive
+		beat = h.settings.Heartbeat
+	}
+	sw.keep = newKeepalive(&sw.mu, h.clock, h.settings.IdleTimeout, beat)
+	sw.keep.ended, sw.keep.onIdle, sw.keep.onRelease, sw.keep.onBeat = p.Ended, sw.idleTimeout, sw.release, sw.heartbeat
+	return sw
+}
 
 // Header returns the upstream's headers, as the proxy sets them.
 func (sw *streamWriter) Header() http.Header { return sw.upstream }
@@ -113,7 +128,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		// get 499 instead of its 504.
 		return
 	}
-	sw.lastUpstream = time.Now()
+	sw.keep.upstreamActive()
 	h := sw.upstream
 	switch {
 	case status >= 200 && status <= 299 && identityEncoded(h):
@@ -130,13 +145,12 @@ func (sw *streamWriter) writeHeader(status int) {
 		// Compressed despite our Accept-Encoding: identity; there is no
 		// text to parse.
 		sw.mode, sw.errStatus = modeRefused, status
-		sw.errMsg = "upstream answered " + strconv.Itoa(status) + " with a compressed body (Content-Encoding: " +
-			h.Get("Content-Encoding") + ") despite Accept-Encoding: identity"
-	case sw.proto.PassRefusals && !sw.committed:
+		sw.errRefusal = pipeline.CompressedRefusal(status, h.Get("Content-Encoding"))
+	case sw.proto.PassesRefusal(sw.committed):
 		sw.mode = modePassthrough
 		// Only to record the outcome for the log and metrics, which would
 		// otherwise count the refusal as client_gone; the output is unused.
-		sw.p.Fail(nil, transform.CodeProviderError, upstreamMessage(status, nil))
+		sw.p.Fail(nil, transform.CodeProviderError, pipeline.UpstreamMessage(status, nil))
 		copyHeaders(sw.ResponseWriterWrapper.Header(), h, "X-Request-Id")
 		sw.ResponseWriterWrapper.Header().Set("X-Request-Id", sw.requestID)
 		sw.ResponseWriterWrapper.WriteHeader(status)
@@ -167,7 +181,9 @@ func identityEncoded(h http.Header) bool {
 func (sw *streamWriter) Write(p []byte) (int, error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	defer sw.upstreamActive()
+	// Taken when Write returns, so that a client slow to read is not
+	// mistaken for a silent upstream.
+	defer sw.keep.upstreamActive()
 	if sw.mode == modeWaiting {
 		sw.writeHeader(http.StatusOK)
 		if sw.mode == modeWaiting {
@@ -178,7 +194,7 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	case modePassthrough:
 		return sw.ResponseWriterWrapper.Write(p)
 	case modeRefused:
-		if n := min(len(p), maxErrBody-len(sw.errBody)); n > 0 && sw.errMsg == "" {
+		if n := min(len(p), maxErrBody-len(sw.errBody)); n > 0 && sw.errRefusal.Code == "" {
 			sw.errBody = append(sw.errBody, p[:n]...)
 		}
 		return len(p), nil
@@ -200,26 +216,12 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 		// Complete at [DONE]: the upstream normally closes at once, and
 		// cancelling it now would make the proxy log an aborted response.
 		// One that holds its connection open is let go after doneGrace.
-		sw.armIdle(doneGrace)
+		sw.keep.armIdle(doneGrace)
 	}
 	if sw.gone {
 		return 0, errClientGone
 	}
 	return len(p), nil
-}
-
-var errClientGone = errors.New("llm_stream: the client connection is gone")
-
-// upstreamActive records that the upstream just sent something.
-func (sw *streamWriter) upstreamActive() { sw.lastUpstream = time.Now() }
-
-// armIdle (re)arms the idle timer to fire after d.
-func (sw *streamWriter) armIdle(d time.Duration) {
-	if sw.idle == nil {
-		sw.idle = time.AfterFunc(d, sw.idleTimeout)
-		return
-	}
-	sw.idle.Reset(d)
 }
 
 // send writes and flushes the encoder's output. Without a stream (an openai
@@ -235,7 +237,7 @@ func (sw *streamWriter) send() {
 		sw.gone = true
 		return
 	}
-	sw.lastWrite = time.Now()
+	sw.keep.wrote()
 	sw.flush()
 }
 
@@ -303,8 +305,8 @@ func (sw *streamWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 // open starts the client's stream before the upstream answers, for
-// protocols that report refusals in-stream (gymbro, jsonseq, aisdk): the
-// headers go out at once and heartbeats cover the wait.
+// protocols that report refusals in-stream (EarlyStart: gymbro, jsonseq,
+// aisdk): the headers go out at once and heartbeats cover the wait.
 func (sw *streamWriter) open() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -313,252 +315,17 @@ func (sw *streamWriter) open() {
 	sw.send()
 }
 
-// startTimers arms the idle timeout and the heartbeat. It holds mu because
-// a short timer can fire before AfterFunc's result is stored, and the
-// heartbeat re-arms itself through sw.beat (a data race, or a nil timer).
-func (sw *streamWriter) startTimers() {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if d := sw.h.settings.IdleTimeout; d > 0 {
-		sw.armIdle(d)
-	}
-	if d := sw.h.settings.Heartbeat; d > 0 && sw.stream {
-		sw.beat = time.AfterFunc(d, sw.heartbeat)
-	}
-}
+// startTimers arms the idle timeout and the heartbeat.
+func (sw *streamWriter) startTimers() { sw.keep.start() }
 
 // stopTimers disarms both timers. After it returns neither callback touches
-// the stream again, so the pipeline can go back to its pool: a callback
-// already running waits for mu and then finds the writer closed.
-func (sw *streamWriter) stopTimers() {
-	sw.mu.Lock()
-	sw.closed = true
-	sw.mu.Unlock()
-	if sw.idle != nil {
-		sw.idle.Stop()
-	}
-	if sw.beat != nil {
-		sw.beat.Stop()
-	}
-}
-
-// idleTimeout fires when the upstream may have been silent for
-// idle_timeout. If it was not (it sent something since the timer was
-// armed), the timer is re-armed for the rest; otherwise the stream ends with
-// upstream_timeout and the upstream request is cancelled. After a completed
-// stream it lets go of an upstream that holds its connection open.
-func (sw *streamWriter) idleTimeout() {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if sw.closed {
-		return
-	}
-	if sw.p.Ended() {
-		sw.cancel(errUpstreamDone)
-		return
-	}
-	d := sw.h.settings.IdleTimeout
-	if wait := d - time.Since(sw.lastUpstream); wait > 0 {
-		sw.idle.Reset(wait)
-		return
-	}
-	sw.timedOut = true
-	switch {
-	case sw.mode == modePassthrough:
-		// The upstream's own refusal stalled mid-body: cancelling it makes
-		// the proxy cut the client's response short, as the upstream did.
-	case sw.mode == modeRefused:
-		// A refusal whose body stalled is still a refusal: answer it now
-		// with what came of the body.
-		sw.refuseUpstream()
-	case sw.committed || sw.mode == modeStreaming:
-		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamTimeout, sw.idleMessage())
-		sw.send()
-	}
-	sw.cancel(context.DeadlineExceeded)
-}
-
-// idleMessage is the error message of an idle timeout.
-func (sw *streamWriter) idleMessage() string {
-	return "no upstream byte for " + sw.h.settings.IdleTimeout.String()
-}
-
-// heartbeat keeps a silent stream alive: it writes a keep-alive when
-// nothing was written for a heartbeat interval, then re-arms itself.
-func (sw *streamWriter) heartbeat() {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if sw.closed || sw.p.Ended() {
-		return
-	}
-	d := sw.h.settings.Heartbeat
-	if wait := d - time.Since(sw.lastWrite); sw.committed && wait > 0 {
-		sw.beat.Reset(wait)
-		return
-	}
-	if sw.committed {
-		sw.out = sw.p.Heartbeat(sw.out[:0], time.Now())
-		sw.send()
-	}
-	sw.beat.Reset(d)
-}
-
-// finish ends the client's response after the proxy returned: the end of a
-// streamed reply, or the refusal or failure that prevented one.
-func (sw *streamWriter) finish(proxyErr error) {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	switch {
-	case sw.gone || sw.mode == modePassthrough:
-		return
-	case sw.p.Ended():
-		if !sw.committed { // a single JSON body, complete
-			sw.send()
-		}
-		return
-	case sw.clientLeft():
-		return
-	case sw.timedOut:
-		sw.refuse(http.StatusGatewayTimeout, transform.CodeUpstreamTimeout, sw.idleMessage())
-	case sw.mode == modeStreaming:
-		sw.out = sw.p.Close(sw.out[:0])
-		sw.send()
-	case sw.mode == modeRefused:
-		sw.refuseUpstream()
-	default:
-		sw.unreachable(proxyErr)
-	}
-}
-
-// refuseUpstream answers an upstream's refusal (CONTRACT §6) with the
-// message its body gave, or why its 2xx body could not be used.
-func (sw *streamWriter) refuseUpstream() {
-	msg := sw.errMsg
-	if msg == "" {
-		msg = upstreamMessage(sw.errStatus, sw.errBody)
-	}
-	sw.refuse(http.StatusBadGateway, transform.CodeProviderError, msg)
-}
-
-// unreachable answers a request the proxy could not deliver. The proxy's
-// error names internal addresses and Caddy's source lines, so the client
-// gets a plain message with the proxy's status and the log gets the rest.
-func (sw *streamWriter) unreachable(proxyErr error) {
-	status, msg := http.StatusBadGateway, "the upstream could not be reached"
-	var he caddyhttp.HandlerError
-	if errors.As(proxyErr, &he) && he.StatusCode >= 500 {
-		status = he.StatusCode
-	}
-	switch status {
-	case http.StatusServiceUnavailable:
-		msg = "no upstream is available"
-	case http.StatusGatewayTimeout:
-		msg = "the upstream did not answer in time"
-	}
-	if proxyErr != nil {
-		sw.h.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
-	}
-	sw.refuse(status, transform.CodeProviderError, msg+" (HTTP "+strconv.Itoa(status)+")")
-}
-
-// msgBrokeOff is the error message for an upstream body that failed
-// mid-reply.
-const msgBrokeOff = "upstream: the connection broke off mid-reply"
-
-// abort ends the stream after the proxy gave up mid-body (it panics with
-// http.ErrAbortHandler when the upstream read fails; see reverseproxy.go and
-// caddy#5951). Since we own the client's protocol, we end it with its error
-// event instead of a cut connection. It reports whether the client can
-// still be written to.
-func (sw *streamWriter) abort() bool {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	if sw.gone || sw.mode == modeWaiting || sw.mode == modePassthrough || sw.clientLeft() {
-		// A refusal passed through is the upstream's body, not our
-		// stream: cut short, it is cut short for the client too. Before
-		// the upstream answered, the abort is not the proxy's (it only
-		// aborts mid-body): another handler's, left alone.
-		return false
-	}
-	switch {
-	case sw.p.Ended():
-	case sw.mode == modeRefused:
-		// The upstream refused and its error body broke off: still a
-		// refusal (CONTRACT §6), answered as finish would, with what came
-		// of the body; skillpet must get its 502, not a stream.
-		sw.refuseUpstream()
-	case !sw.committed && !sw.stream:
-		sw.refuse(http.StatusBadGateway, transform.CodeUpstreamError, msgBrokeOff)
-	default:
-		sw.out = sw.p.Fail(sw.out[:0], transform.CodeUpstreamError, msgBrokeOff)
-		sw.send()
-	}
-	return !sw.gone
-}
-
-// clientLeft reports whether the client went away, and if so marks the
-// writer gone. The proxy stops when the client's request context ends
-// (mid-body it aborts, before an answer it records 499), and that is no
-// upstream failure: an error event would reach no one, and the stream
-// would be logged and counted as upstream_error or provider_error instead
-// of client_gone.
-func (sw *streamWriter) clientLeft() bool {
-	if sw.client == nil || sw.client.Err() == nil {
-		return false
-	}
-	sw.gone = true
-	return true
-}
-
-// refuse ends a request whose upstream never streamed: in-stream for
-// protocols whose stream is open, else with the HTTP status and JSON body
-// the protocol names (CONTRACT §6).
-func (sw *streamWriter) refuse(status int, code, msg string) {
-	if sw.committed || sw.stream && sw.proto.EarlyStart {
-		sw.out = sw.p.Fail(sw.out[:0], code, msg)
-		sw.send()
-		return
-	}
-	sw.p.Fail(nil, code, msg) // the pipeline records the outcome; the body is ours
-	sw.committed = true
-	if writeJSON(sw.ResponseWriterWrapper, status, sw.requestID, sw.proto.RefusalBody(nil, code, msg)) != nil {
-		sw.gone = true
-	}
-}
-
-// upstreamMessage finds the message in a refused upstream's body: an
-// OpenAI-style {"error":{"message":…}}, {"error":"…"} or {"message":…}, or
-// the start of the body as text.
-func upstreamMessage(status int, body []byte) string {
-	prefix := "upstream answered " + strconv.Itoa(status)
-	if t := http.StatusText(status); t != "" {
-		prefix += " " + t
-	}
-	if msg := errorMessage(body); msg != "" {
-		return prefix + ": " + msg
-	}
-	if mt, _, _ := mime.ParseMediaType(http.DetectContentType(body)); mt == "text/plain" && len(body) > 0 {
-		return prefix + ": " + string(body[:min(len(body), 512)])
-	}
-	return prefix
-}
+// the stream again, so the pipeline can go back to its pool.
+func (sw *streamWriter) stopTimers() { sw.keep.stop() }
 
 // Interface guards.
 var (
-	_ http.ResponseWriter = (*streamWriter)(nil)
-	_ io.ReaderFrom       = (*streamWriter)(nil)
+	_ http.ResponseWriter                       = (*streamWriter)(nil)
+	_ io.ReaderFrom                             = (*streamWriter)(nil)
+	_ interface{ FlushError() error }           = (*streamWriter)(nil)
+	_ interface{ Unwrap() http.ResponseWriter } = (*streamWriter)(nil)
 )
-
-// errorMessage extracts the message of a JSON error body, "" if there is
-// none.
-func errorMessage(body []byte) string {
-	if !json.Valid(body) { // non-recursive, unlike gjson.Valid
-		return ""
-	}
-	for _, path := range []string{"error.message", "error", "message", "detail"} {
-		if v := gjson.GetBytes(body, path); v.Type == gjson.String && v.Str != "" {
-			return v.Str
-		}
-	}
-	return ""
-}
