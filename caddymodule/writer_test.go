@@ -49,11 +49,10 @@ type writerVariant struct {
 // writerVariants iterates the protocol table.
 func writerVariants() []writerVariant {
 	var vs []writerVariant
-	for _, name := range pipeline.ProtocolNames() {
-		pr := pipeline.Protocols[name]
-		vs = append(vs, writerVariant{name: name, proto: pr, stream: true})
+	for _, pr := range pipeline.Protocols() {
+		vs = append(vs, writerVariant{name: pr.Name, proto: pr, stream: true})
 		if pr.ClientChoosesStream {
-			vs = append(vs, writerVariant{name: name + "_json", proto: pr})
+			vs = append(vs, writerVariant{name: pr.Name + "_json", proto: pr})
 		}
 	}
 	return vs

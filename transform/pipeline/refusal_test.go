@@ -85,9 +85,8 @@ func TestRefusals(t *testing.T) {
 // the client (CONTRACT §6), and that its RefusalBody is one JSON object
 // carrying the message.
 func TestRefusalForm(t *testing.T) {
-	for _, name := range ProtocolNames() {
-		pr := Protocols[name]
-		t.Run(name, func(t *testing.T) {
+	for _, pr := range Protocols() {
+		t.Run(pr.Name, func(t *testing.T) {
 			// Once the client's response has begun, every protocol answers
 			// in-stream and nothing is passed through.
 			if !pr.InStream(true, true) || !pr.InStream(false, true) || pr.PassesRefusal(true) {
