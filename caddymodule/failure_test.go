@@ -366,7 +366,7 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 			hangUp(w)
 		}
 	})
-	if ps.protocol != "openai" {
+	if !ps.passRefusals {
 		res := exchange(t, ps, u.hostPort(), "", "h1")
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "overloaded, try")
@@ -411,7 +411,7 @@ func refusedBodyStalls(t *testing.T, ps protoSpec) {
 		writeFlush(w, `{"error":{"message":"overloaded, try`)
 		u.stall(r)
 	})
-	if ps.protocol != "openai" {
+	if !ps.passRefusals {
 		res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 300ms")
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "upstream answered 503")
@@ -581,9 +581,13 @@ func heartbeats(t *testing.T, ps protoSpec) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
+	namedBeat := ps.protocol == "gymbro" || ps.protocol == "jsonseq"
 	isBeat := func(ev sseEvent) bool {
-		if ps.protocol == "gymbro" || ps.protocol == "jsonseq" {
+		switch {
+		case namedBeat:
 			return ev.Name == "heartbeat"
+		case ps.protocol == "anthropic":
+			return ev.Name == "ping"
 		}
 		return ev.Name == ":comment"
 	}
@@ -623,7 +627,7 @@ func heartbeats(t *testing.T, ps protoSpec) {
 		case first >= 0 && isBeat(ev):
 			between = true
 		}
-		if isBeat(ev) && !ev.isComment() {
+		if isBeat(ev) && namedBeat {
 			m := ev.json(t)
 			if _, ok := m["ts"].(float64); !ok || m["message_id"] == "" || m["message_id"] == nil || m["request_id"] != "client-req-1" {
 				t.Errorf("heartbeat %s lacks ts, message_id or request_id", ev.Data)

@@ -279,6 +279,9 @@ type protoSpec struct {
 	// variant: the spec shares its protocol's route with the one before
 	// (an openai client that asked for one JSON body).
 	variant bool
+	// passRefusals: an upstream's refusal reaches the client as it is
+	// (openai, anthropic; the row's PassRefusals).
+	passRefusals bool
 }
 
 const streamRequest = `{"model":"client-model","messages":[{"role":"user","content":"hi"}],"stream":true}`
@@ -297,6 +300,9 @@ var protoDrivers = map[string]struct {
 		request: `{"projectId":"p1","message":"hi"}`},
 	"aisdk":  {request: streamRequest},
 	"openai": {request: streamRequest, codes: true},
+	"anthropic": {options: []string{"request_format anthropic"},
+		request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+		codes: true},
 }
 
 // protoSpecs are the protocol table's rows as the tests drive them, in
@@ -307,7 +313,7 @@ var protoSpecs = func() []protoSpec {
 	for _, row := range pipeline.Protocols() {
 		d := protoDrivers[row.Name]
 		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
-			codes: d.codes, early: row.EarlyStart, stream: true}
+			codes: d.codes, early: row.EarlyStart, stream: true, passRefusals: row.PassRefusals}
 		specs = append(specs, ps)
 		if row.ClientChoosesStream {
 			ps.name, ps.stream, ps.early, ps.variant = row.Name+"_json", false, false, true
@@ -386,11 +392,14 @@ func collect(t *testing.T, ps protoSpec, resp *http.Response) result {
 }
 
 // readJSON decodes a body that is one JSON value: an error object (the
-// OpenAI shape {"error":{"message","code"}} or skillpet's
-// {"error":"CODE","message"}) or a chat.completion.
+// OpenAI shape {"error":{"message","code"}}, skillpet's
+// {"error":"CODE","message"} or Anthropic's {"type":"error","error":
+// {"type","message","details":{"error_code"}}}), a chat.completion or an
+// Anthropic Message.
 func readJSON(t *testing.T, res *result) {
 	t.Helper()
 	var v struct {
+		Type    string          `json:"type"`
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
 		Object  string          `json:"object"`
@@ -400,13 +409,32 @@ func readJSON(t *testing.T, res *result) {
 				ReasoningContent string `json:"reasoning_content"`
 			} `json:"message"`
 		} `json:"choices"`
+		Content []struct {
+			Type, Text, Thinking string
+		} `json:"content"`
 	}
 	if err := json.Unmarshal([]byte(res.body), &v); err != nil {
 		return // not JSON (a refusal passed through): the case checks the body
 	}
 	var code string
 	var obj struct{ Message, Code string }
+	var anthropicErr struct {
+		Message string
+		Details struct {
+			ErrorCode string `json:"error_code"`
+		}
+	}
 	switch {
+	case v.Type == "error" && json.Unmarshal(v.Error, &anthropicErr) == nil:
+		res.end = outcome{kind: "error", code: anthropicErr.Details.ErrorCode, message: anthropicErr.Message}
+	case v.Type == "message":
+		res.end = outcome{kind: "completed"}
+		var all strings.Builder
+		for _, b := range v.Content {
+			res.answer += b.Text
+			all.WriteString(b.Thinking + b.Text)
+		}
+		res.all = all.String()
 	case json.Unmarshal(v.Error, &code) == nil:
 		res.end = outcome{kind: "error", code: code, message: v.Message}
 	case json.Unmarshal(v.Error, &obj) == nil && len(v.Error) > 0 && v.Error[0] == '{':
@@ -493,6 +521,24 @@ func readStream(t reporter, ps protoSpec, res *result) {
 				end(i, outcome{kind: "completed"})
 			case "error":
 				end(i, outcome{kind: "error", message: str("errorText")})
+			}
+		case "anthropic":
+			switch ev.Name {
+			case "content_block_delta":
+				d, _ := m["delta"].(map[string]any)
+				s, _ := d["text"].(string)
+				answer.WriteString(s)
+				all.WriteString(s)
+				s, _ = d["thinking"].(string)
+				all.WriteString(s)
+			case "message_stop":
+				end(i, outcome{kind: "completed"})
+			case "error":
+				e, _ := m["error"].(map[string]any)
+				details, _ := e["details"].(map[string]any)
+				c, _ := details["error_code"].(string)
+				msg, _ := e["message"].(string)
+				end(i, outcome{kind: "error", code: c, message: msg})
 			}
 		case "openai":
 			if e, ok := m["error"].(map[string]any); ok {

@@ -218,7 +218,7 @@ func oneStream(client *http.Client, srv site, ps protoSpec, kind streamKind) err
 		status = http.StatusBadRequest
 	case kind == kindCompleted:
 		wantKind = "completed"
-	case kind == kindRefused && ps.protocol == "openai":
+	case kind == kindRefused && ps.passRefusals:
 		status = http.StatusTooManyRequests
 	case kind == kindRefused && ps.protocol == "skillpet", kind == kindBroken && !ps.stream:
 		status = http.StatusBadGateway
@@ -312,8 +312,13 @@ func unitHandler(t *testing.T, ps protoSpec, heartbeat, idle time.Duration) *Han
 	t.Helper()
 	hb, it := config.Duration(heartbeat), config.Duration(idle)
 	h := &Handler{Route: config.Route{Protocol: ps.protocol, Format: "text", Heartbeat: &hb, IdleTimeout: &it}}
-	if ps.protocol == "skillpet" {
-		h.RequestFormat, h.Model = "skillpet", "m"
+	for _, o := range ps.options {
+		switch name, value, _ := strings.Cut(o, " "); name {
+		case "request_format":
+			h.RequestFormat = value
+		case "model":
+			h.Model = value
+		}
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
