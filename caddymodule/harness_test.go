@@ -302,7 +302,7 @@ var protoDrivers = map[string]struct {
 	"openai": {request: streamRequest, codes: true},
 	"anthropic": {options: []string{"request_format anthropic"},
 		request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},"messages":[{"role":"user","content":"hi"}],"stream":true}`,
-		codes: true},
+		codes:   true},
 }
 
 // protoSpecs are the protocol table's rows as the tests drive them, in
