@@ -300,9 +300,11 @@ var protoDrivers = map[string]struct {
 		request: `{"projectId":"p1","message":"hi"}`},
 	"aisdk":  {request: streamRequest},
 	"openai": {request: streamRequest, codes: true},
-	"anthropic": {options: []string{"request_format anthropic"},
+	"anthropic": {
+		options: []string{"request_format anthropic"},
 		request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},"messages":[{"role":"user","content":"hi"}],"stream":true}`,
-		codes:   true},
+		codes:   true,
+	},
 }
 
 // protoSpecs are the protocol table's rows as the tests drive them, in

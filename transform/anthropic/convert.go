@@ -83,7 +83,11 @@ func (c *converter) convert(top map[string]json.RawMessage) (request.Info, *requ
 	if json.Unmarshal(msgs, &list) != nil {
 		return info, badRequest(request.CodeInvalidMessages, "messages: must be an array")
 	}
-	w := messageWriter{c: c}
+	tools, e := readTools(top["tools"])
+	if e != nil {
+		return info, e
+	}
+	w := messageWriter{c: c, tools: tools}
 	if e := w.system(top["system"]); e != nil {
 		return info, e
 	}
@@ -102,7 +106,7 @@ func (c *converter) convert(top map[string]json.RawMessage) (request.Info, *requ
 	if e := c.stop(top["stop_sequences"]); e != nil {
 		return info, e
 	}
-	if e := c.tools(top["tools"], top["tool_choice"]); e != nil {
+	if e := c.tools(tools, top["tool_choice"]); e != nil {
 		return info, e
 	}
 	if raw := present(top["mcp_servers"]); raw != nil && !bytes.Equal(raw, []byte("[]")) {
@@ -115,7 +119,6 @@ func (c *converter) convert(top map[string]json.RawMessage) (request.Info, *requ
 			return info, invalid("stream: must be a boolean")
 		}
 	}
-	var e *request.Error
 	if facts.Thinking, e = thinking(top["thinking"]); e != nil {
 		return info, e
 	}

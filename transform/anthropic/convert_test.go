@@ -105,6 +105,21 @@ func TestConvert(t *testing.T) {
 				`"tool_choice":"required","parallel_tool_calls":false}`,
 		},
 		{
+			// Claude Code's tool search: a deferred tool is offered like the
+			// others, and the tool_reference blocks ToolSearch returns are
+			// rendered as Claude Code renders them for models without
+			// references.
+			name: "tool_search",
+			body: `{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ToolSearch","input":{"query":"select:WebFetch"}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"tool_reference","tool_name":"WebFetch"},{"type":"tool_reference","tool_name":"Gone"}]}]}],` +
+				`"tools":[{"name":"ToolSearch","input_schema":{"type":"object"}},` +
+				`{"name":"WebFetch","description":"Fetch a URL","input_schema":{"type": "object","properties":{"url":{"type":"string"}}},"defer_loading":true}]}`,
+			want: `{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"t1","type":"function","function":{"name":"ToolSearch","arguments":"{\"query\":\"select:WebFetch\"}"}}]},` +
+				`{"role":"tool","tool_call_id":"t1","content":"<functions>\n<function>{\"description\":\"Fetch a URL\",\"name\":\"WebFetch\",\"parameters\":{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"}}}}</function>\n<function>{\"name\":\"Gone\"}</function>\n</functions>"}],` +
+				`"tools":[{"type":"function","function":{"name":"ToolSearch","parameters":{"type":"object"}}},` +
+				`{"type":"function","function":{"name":"WebFetch","description":"Fetch a URL","parameters":{"type": "object","properties":{"url":{"type":"string"}}}}}]}`,
+		},
+		{
 			name: "tool_choice_tool",
 			body: `{"messages":[],"tools":[{"name":"f","input_schema":{}}],"tool_choice":{"type":"tool","name":"f"}}`,
 			want: `{"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{}}}],` +
@@ -166,7 +181,7 @@ func TestConvertRefuses(t *testing.T) {
 			anthropic.CodeUnsupported, `"server_tool_use" blocks`},
 		{"tool_result_in_assistant", `{"messages":[{"role":"assistant","content":[{"type":"tool_result","tool_use_id":"x"}]}]}`,
 			anthropic.CodeUnsupported, "an assistant message"},
-		{"unknown_block_in_tool_result", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"tool_reference","tool_name":"t"}]}]}]}`,
+		{"unknown_block_in_tool_result", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"search_result","source":"s","title":"t","content":[]}]}]}]}`,
 			anthropic.CodeUnsupported, "messages.0.content.0.content.0.type"},
 		{"file_source", `{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f1"}}]}]}`,
 			anthropic.CodeUnsupported, "Files API"},

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,9 @@ import (
 type messageWriter struct {
 	c *converter
 	n int // messages written
+	// tools are the request's tools, for the tool_reference blocks that
+	// name them.
+	tools []wireTool
 }
 
 // wireMessage is one element of messages: {role, content}.
@@ -35,6 +39,7 @@ type block struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
 }
@@ -221,11 +226,14 @@ func (w *messageWriter) toolResult(path string, b block) ([]part, *request.Error
 				return nil, e
 			}
 			texts := make([]string, 0, len(blocks))
+			var refs []string
 			for i, rb := range blocks {
 				rpath := path + ".content." + strconv.Itoa(i)
 				switch rb.Type {
 				case "text":
 					texts = append(texts, rb.Text)
+				case "tool_reference":
+					refs = append(refs, rb.ToolName)
 				case "image":
 					p, e := imagePart(rpath, rb.Source)
 					if e != nil {
@@ -246,6 +254,9 @@ func (w *messageWriter) toolResult(path string, b block) ([]part, *request.Error
 					return nil, unknownBlock(rpath, rb.Type, "a tool result")
 				}
 			}
+			if refs != nil {
+				texts = append(texts, w.toolReferences(refs))
+			}
 			text = strings.Join(texts, "\n\n")
 		}
 	}
@@ -262,6 +273,34 @@ func (w *messageWriter) toolResult(path string, b block) ([]part, *request.Error
 	w.c.out = jsonout.AppendStringS(w.c.out, text)
 	w.c.out = append(w.c.out, '}')
 	return images, nil
+}
+
+// toolReferences renders the tools that tool_reference blocks name (what
+// Claude Code's ToolSearch returns to load a deferred tool) as text, the
+// way Claude Code itself rewrites them for models that cannot read
+// references: <functions> with a <function> holding each tool's
+// {description, name, parameters}. A name the request's tools lack is
+// rendered with its name alone.
+func (w *messageWriter) toolReferences(names []string) string {
+	out := []byte("<functions>")
+	for _, name := range names {
+		out = append(out, "\n<function>"...)
+		i := slices.IndexFunc(w.tools, func(t wireTool) bool { return t.Name == name })
+		if i < 0 {
+			out = append(out, `{"name":`...)
+			out = jsonout.AppendStringS(out, name)
+		} else {
+			t := w.tools[i]
+			out = append(out, `{"description":`...)
+			out = jsonout.AppendStringS(out, t.Description)
+			out = append(out, `,"name":`...)
+			out = jsonout.AppendStringS(out, name)
+			out = append(out, `,"parameters":`...)
+			out = jsonout.AppendOrString(out, t.InputSchema)
+		}
+		out = append(out, "}</function>"...)
+	}
+	return string(append(out, "\n</functions>"...))
 }
 
 // assistant writes an assistant message: its text blocks joined by a blank
@@ -335,11 +374,35 @@ func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Err
 	return nil
 }
 
+// knownBlocks are the block types this converter reads; the fields of
+// any other type are not decoded (their shapes differ: a search_result's
+// source is a string), so that it gets the error naming its type.
+var knownBlocks = map[string]bool{
+	"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
+	"tool_reference": true, "thinking": true, "redacted_thinking": true,
+}
+
 // decodeBlocks decodes an array of content blocks.
 func decodeBlocks(path string, raw json.RawMessage) ([]block, *request.Error) {
-	var blocks []block
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, invalid(path + ": must be a string or an array of content blocks (" + err.Error() + ")")
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
+		return nil, invalid(path + ": must be a string or an array of content blocks")
+	}
+	blocks := make([]block, len(raws))
+	for i, r := range raws {
+		var typ struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(r, &typ); err != nil {
+			return nil, invalid(path + "." + strconv.Itoa(i) + ": must be a content block object with a type")
+		}
+		if !knownBlocks[typ.Type] {
+			blocks[i].Type = typ.Type
+			continue
+		}
+		if err := json.Unmarshal(r, &blocks[i]); err != nil {
+			return nil, invalid(path + "." + strconv.Itoa(i) + ": invalid " + typ.Type + " block (" + err.Error() + ")")
+		}
 	}
 	return blocks, nil
 }
@@ -458,5 +521,5 @@ func unsupportedSource(path, typ string) *request.Error {
 // chat-completions counterpart.
 func unknownBlock(path, typ, where string) *request.Error {
 	return unsupported(path + ".type: " + strconv.Quote(typ) + " blocks are not supported in " + where +
-		" (text, image, document, tool_use, tool_result and thinking are)")
+		" (text, image, document, tool_use, tool_result, tool_reference and thinking are)")
 }

@@ -26,55 +26,64 @@ type wireToolChoice struct {
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
 }
 
-// tools writes tools as OpenAI function tools, tool_choice as its
-// counterpart (auto → "auto", any → "required", tool → the named
-// function, none → "none"), and disable_parallel_tool_use as
-// parallel_tool_calls false. Anthropic-defined tools (web_search,
-// web_fetch, code_execution, bash, text_editor, computer, memory, tool
-// search, …) are refused: the server tools run on Anthropic's servers,
-// and the client tools' schemas are Anthropic's, which the upstream model
-// was not trained on. cache_control, strict and defer_loading are not
-// forwarded.
-func (c *converter) tools(raw, choiceRaw json.RawMessage) *request.Error {
-	n := 0
-	if raw = present(raw); raw != nil {
-		var list []wireTool
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return invalid("tools: must be an array of tools (" + err.Error() + ")")
+// readTools reads tools: custom tools with a name and an input_schema.
+// Anthropic-defined tools (web_search, web_fetch, code_execution, bash,
+// text_editor, computer, memory, tool search, …) are refused: the server
+// tools run on Anthropic's servers, and the client tools' schemas are
+// Anthropic's, which the upstream model was not trained on.
+func readTools(raw json.RawMessage) ([]wireTool, *request.Error) {
+	if raw = present(raw); raw == nil {
+		return nil, nil
+	}
+	var list []wireTool
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, invalid("tools: must be an array of tools (" + err.Error() + ")")
+	}
+	for i, t := range list {
+		path := "tools." + strconv.Itoa(i)
+		if t.Type != "" && t.Type != "custom" {
+			return nil, unsupported(path + ": " + strconv.Quote(t.Type) + " is a tool Anthropic defines and serves; " +
+				"an OpenAI-compatible upstream cannot run it (define a custom tool with an input_schema instead)")
 		}
-		for i, t := range list {
-			path := "tools." + strconv.Itoa(i)
-			if t.Type != "" && t.Type != "custom" {
-				return unsupported(path + ": " + strconv.Quote(t.Type) + " is a tool Anthropic defines and serves; " +
-					"an OpenAI-compatible upstream cannot run it (define a custom tool with an input_schema instead)")
-			}
-			if t.Name == "" {
-				return invalid(path + ".name: field required")
-			}
-			schema := present(t.InputSchema)
-			if schema == nil || schema[0] != '{' {
-				return invalid(path + ".input_schema: must be a JSON Schema object")
-			}
-			if n == 0 {
-				c.out = append(c.out, `,"tools":[`...)
-			} else {
-				c.out = append(c.out, ',')
-			}
-			n++
-			c.out = append(c.out, `{"type":"function","function":{"name":`...)
-			c.out = jsonout.AppendStringS(c.out, t.Name)
-			if t.Description != "" {
-				c.out = append(c.out, `,"description":`...)
-				c.out = jsonout.AppendStringS(c.out, t.Description)
-			}
-			c.out = append(c.out, `,"parameters":`...)
-			c.out = append(c.out, schema...)
-			c.out = append(c.out, "}}"...)
+		if t.Name == "" {
+			return nil, invalid(path + ".name: field required")
 		}
-		if n > 0 {
-			c.out = append(c.out, ']')
+		if schema := present(t.InputSchema); schema == nil || schema[0] != '{' {
+			return nil, invalid(path + ".input_schema: must be a JSON Schema object")
 		}
 	}
+	return list, nil
+}
+
+// tools writes the tools as OpenAI function tools, tool_choice as its
+// counterpart (auto → "auto", any → "required", tool → the named
+// function, none → "none"), and disable_parallel_tool_use as
+// parallel_tool_calls false. cache_control and strict are not forwarded,
+// and defer_loading neither: a deferred tool is offered like the others,
+// since chat completions cannot load it later (Claude Code sends the
+// deferred tools it has loaded, and refers to them with tool_reference
+// blocks; see toolReferences).
+func (c *converter) tools(list []wireTool, choiceRaw json.RawMessage) *request.Error {
+	for i, t := range list {
+		if i == 0 {
+			c.out = append(c.out, `,"tools":[`...)
+		} else {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, `{"type":"function","function":{"name":`...)
+		c.out = jsonout.AppendStringS(c.out, t.Name)
+		if t.Description != "" {
+			c.out = append(c.out, `,"description":`...)
+			c.out = jsonout.AppendStringS(c.out, t.Description)
+		}
+		c.out = append(c.out, `,"parameters":`...)
+		c.out = append(c.out, t.InputSchema...)
+		c.out = append(c.out, "}}"...)
+	}
+	if len(list) > 0 {
+		c.out = append(c.out, ']')
+	}
+	n := len(list)
 	choiceRaw = present(choiceRaw)
 	if choiceRaw == nil {
 		return nil
