@@ -2,7 +2,8 @@
 # End-to-end tests: the built ./caddy serves e2e/Caddyfile (llm_stream routes
 # in front of llm_mock fake upstreams), and the real client libraries consume
 # it: the `ai` package (DefaultChatTransport, readUIMessageStream, Chat), the
-# `openai` npm SDK, eventsource-parser, and the Go SDK openai-go, plus the
+# `openai` and `@anthropic-ai/sdk` npm SDKs, Claude Code, eventsource-parser,
+# and the Go SDKs openai-go and anthropic-sdk-go, plus the
 # examples in examples/aisdk-page and examples/go-client.
 #
 #   bash e2e/run.sh
@@ -96,12 +97,12 @@ fi
 
 failed=()
 
-step "node --test (ai, openai, eventsource-parser, examples/aisdk-page)"
+step "node --test (ai, openai, @anthropic-ai/sdk, claude-code, eventsource-parser, examples/aisdk-page)"
 if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 test/*.test.mjs); then
 	failed+=("node --test")
 fi
 
-step "go test (openai-go, examples/go-client)"
+step "go test (openai-go, anthropic-sdk-go, examples/go-client)"
 golog=$(mktemp "${TMPDIR:-/tmp}/llmstream-e2e-go.XXXXXX")
 if (cd e2e/go && go test -count=1 -timeout=5m -v ./...) >"$golog" 2>&1; then
 	grep -E '^(ok|PASS)' "$golog" || true
