@@ -663,8 +663,6 @@ func heartbeats(t *testing.T, ps protoSpec) {
 	}
 }
 
-func (e sseEvent) isComment() bool { return e.Name == ":comment" }
-
 // slicesContainsBefore reports whether an event before index end matches.
 func slicesContainsBefore(events []sseEvent, end int, match func(sseEvent) bool) bool {
 	for _, ev := range events[:end] {
