@@ -581,9 +581,13 @@ func heartbeats(t *testing.T, ps protoSpec) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
+	namedBeat := ps.protocol == "gymbro" || ps.protocol == "jsonseq"
 	isBeat := func(ev sseEvent) bool {
-		if ps.protocol == "gymbro" || ps.protocol == "jsonseq" {
+		switch {
+		case namedBeat:
 			return ev.Name == "heartbeat"
+		case ps.protocol == "anthropic":
+			return ev.Name == "ping"
 		}
 		return ev.Name == ":comment"
 	}
@@ -623,7 +627,7 @@ func heartbeats(t *testing.T, ps protoSpec) {
 		case first >= 0 && isBeat(ev):
 			between = true
 		}
-		if isBeat(ev) && !ev.isComment() {
+		if isBeat(ev) && namedBeat {
 			m := ev.json(t)
 			if _, ok := m["ts"].(float64); !ok || m["message_id"] == "" || m["message_id"] == nil || m["request_id"] != "client-req-1" {
 				t.Errorf("heartbeat %s lacks ts, message_id or request_id", ev.Data)
@@ -658,8 +662,6 @@ func heartbeats(t *testing.T, ps protoSpec) {
 		t.Errorf("the next request on the connection: %d %q %v", resp2.StatusCode, body2, err)
 	}
 }
-
-func (e sseEvent) isComment() bool { return e.Name == ":comment" }
 
 // slicesContainsBefore reports whether an event before index end matches.
 func slicesContainsBefore(events []sseEvent, end int, match func(sseEvent) bool) bool {

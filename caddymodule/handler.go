@@ -121,6 +121,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.reject(w, rid, re)
 		return nil
 	}
+	// A request the format answers itself (anthropic's count_tokens)
+	// never reaches the upstream; the others get its headers.
+	if ep := h.settings.Request.Endpoint(clientPath(r)); ep != nil {
+		status, out := ep.Answer(shaped, info)
+		_ = writeJSON(w, status, rid, out)
+		return nil
+	}
+	if f := h.settings.Request; f != nil && f.UpstreamHeader != nil {
+		f.UpstreamHeader(r.Header)
+	}
 	setBody(r, shaped)
 
 	meta := transform.Meta{
@@ -195,6 +205,15 @@ func (h *Handler) readBody(r *http.Request) ([]byte, *request.Error) {
 		return nil, request.TooLarge(limit)
 	}
 	return body, nil
+}
+
+// clientPath is the path the client requested, before any rewrite aimed
+// the request at the upstream's chat path.
+func clientPath(r *http.Request) string {
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
+		return orig.URL.Path
+	}
+	return r.URL.Path
 }
 
 // setBody replaces the request body with the shaped one. ContentLength

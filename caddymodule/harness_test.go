@@ -309,6 +309,11 @@ var protoDrivers = map[string]struct {
 	"responses": {options: []string{"request_format responses"},
 		request: `{"model":"client-model","input":"hi","tools":[{"type":"web_search"}],"stream":true}`, codes: true,
 		missing: [3]string{`{"model":"m","stream":true}`, "missing_input", "input"}},
+	"anthropic": {
+		options: []string{"request_format anthropic"},
+		request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+		codes:   true,
+	},
 }
 
 // protoSpecs are the protocol table's rows as the tests drive them, in
@@ -401,11 +406,14 @@ func collect(t *testing.T, ps protoSpec, resp *http.Response) result {
 }
 
 // readJSON decodes a body that is one JSON value: an error object (the
-// OpenAI shape {"error":{"message","code"}} or skillpet's
-// {"error":"CODE","message"}) or a chat.completion.
+// OpenAI shape {"error":{"message","code"}}, skillpet's
+// {"error":"CODE","message"} or Anthropic's {"type":"error","error":
+// {"type","message","details":{"error_code"}}}), a chat.completion or an
+// Anthropic Message.
 func readJSON(t *testing.T, res *result) {
 	t.Helper()
 	var v struct {
+		Type    string          `json:"type"`
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
 		Object  string          `json:"object"`
@@ -417,12 +425,21 @@ func readJSON(t *testing.T, res *result) {
 		} `json:"choices"`
 		Status string           `json:"status"`
 		Output []responseOutput `json:"output"`
+		Content []struct {
+			Type, Text, Thinking string
+		} `json:"content"`
 	}
 	if err := json.Unmarshal([]byte(res.body), &v); err != nil {
 		return // not JSON (a refusal passed through): the case checks the body
 	}
 	var code string
 	var obj struct{ Message, Code string }
+	var anthropicErr struct {
+		Message string
+		Details struct {
+			ErrorCode string `json:"error_code"`
+		}
+	}
 	switch {
 	case v.Object == "response":
 		// A Response (responses, stream: false) has "error": null.
@@ -433,6 +450,16 @@ func readJSON(t *testing.T, res *result) {
 			res.answer += o.text("message")
 			res.all += o.text("")
 		}
+	case v.Type == "error" && json.Unmarshal(v.Error, &anthropicErr) == nil:
+		res.end = outcome{kind: "error", code: anthropicErr.Details.ErrorCode, message: anthropicErr.Message}
+	case v.Type == "message":
+		res.end = outcome{kind: "completed"}
+		var all strings.Builder
+		for _, b := range v.Content {
+			res.answer += b.Text
+			all.WriteString(b.Thinking + b.Text)
+		}
+		res.all = all.String()
 	case json.Unmarshal(v.Error, &code) == nil:
 		res.end = outcome{kind: "error", code: code, message: v.Message}
 	case json.Unmarshal(v.Error, &obj) == nil && len(v.Error) > 0 && v.Error[0] == '{':
@@ -567,6 +594,24 @@ func readStream(t reporter, ps protoSpec, res *result) {
 					t.Errorf("the error event does not follow response.failed")
 				}
 				end(i, outcome{kind: "error", code: str("code"), message: str("message")})
+			}
+		case "anthropic":
+			switch ev.Name {
+			case "content_block_delta":
+				d, _ := m["delta"].(map[string]any)
+				s, _ := d["text"].(string)
+				answer.WriteString(s)
+				all.WriteString(s)
+				s, _ = d["thinking"].(string)
+				all.WriteString(s)
+			case "message_stop":
+				end(i, outcome{kind: "completed"})
+			case "error":
+				e, _ := m["error"].(map[string]any)
+				details, _ := e["details"].(map[string]any)
+				c, _ := details["error_code"].(string)
+				msg, _ := e["message"].(string)
+				end(i, outcome{kind: "error", code: c, message: msg})
 			}
 		case "openai":
 			if e, ok := m["error"].(map[string]any); ok {

@@ -313,8 +313,11 @@ func unitHandler(t *testing.T, ps protoSpec, heartbeat, idle time.Duration) *Han
 	hb, it := config.Duration(heartbeat), config.Duration(idle)
 	h := &Handler{Route: config.Route{Protocol: ps.protocol, Format: "text", Heartbeat: &hb, IdleTimeout: &it}}
 	for _, o := range ps.options {
-		if f, ok := strings.CutPrefix(o, "request_format "); ok {
-			h.RequestFormat, h.Model = f, "m"
+		switch name, value, _ := strings.Cut(o, " "); name {
+		case "request_format":
+			h.RequestFormat = value
+		case "model":
+			h.Model = value
 		}
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})

@@ -2,8 +2,9 @@
 # End-to-end tests: the built ./caddy serves e2e/Caddyfile (llm_stream routes
 # in front of llm_mock fake upstreams), and the real client libraries consume
 # it: the `ai` package (DefaultChatTransport, readUIMessageStream, Chat), the
-# `openai` npm SDK, eventsource-parser, Codex CLI (@openai/codex) and the Go
-# SDK openai-go, plus the examples in examples/aisdk-page and
+# `openai` and `@anthropic-ai/sdk` npm SDKs, eventsource-parser, Codex CLI
+# (@openai/codex), Claude Code, and the Go SDKs openai-go and
+# anthropic-sdk-go, plus the examples in examples/aisdk-page and
 # examples/go-client.
 #
 #   bash e2e/run.sh
@@ -97,12 +98,12 @@ fi
 
 failed=()
 
-step "node --test (ai, openai, eventsource-parser, codex, examples/aisdk-page)"
+step "node --test (ai, openai, @anthropic-ai/sdk, codex, claude-code, eventsource-parser, examples/aisdk-page)"
 if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 test/*.test.mjs); then
 	failed+=("node --test")
 fi
 
-step "go test (openai-go, examples/go-client)"
+step "go test (openai-go, anthropic-sdk-go, examples/go-client)"
 golog=$(mktemp "${TMPDIR:-/tmp}/llmstream-e2e-go.XXXXXX")
 if (cd e2e/go && go test -count=1 -timeout=5m -v ./...) >"$golog" 2>&1; then
 	grep -E '^(ok|PASS)' "$golog" || true

@@ -2,10 +2,12 @@ module github.com/llmstream/llmstream/e2e/go
 
 go 1.26.0
 
-require github.com/openai/openai-go/v3 v3.96.0
+require (
+	github.com/anthropics/anthropic-sdk-go v1.84.0
+	github.com/openai/openai-go/v3 v3.96.0
+)
 
 require (
-	github.com/anthropics/anthropic-sdk-go v1.84.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/aisdk"
+	"github.com/llmstream/llmstream/transform/anthropic"
 	"github.com/llmstream/llmstream/transform/gymbro"
 	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/jsonseq"
@@ -98,6 +99,26 @@ var protocols = []*Protocol{
 		NewEncoder: func(m transform.Meta) transform.Encoder { return responses.New(m) },
 		Request:    responses.Format,
 	},
+	{
+		// The Messages API (CONTRACT §11). Its stream opens when the
+		// upstream answers, and an upstream's refusal passes through with
+		// its status, so that the SDKs and Claude Code retry a 429 or a
+		// 5xx (after its Retry-After) and give up on a 400 at once.
+		Name: "anthropic", ContentType: anthropic.ContentType, PassRefusals: true, ClientChoosesStream: true,
+		NewEncoder: func(m transform.Meta) transform.Encoder { return anthropic.New(m) },
+		Request:    anthropicFormat,
+		Refusal:    anthropic.AppendRefusal,
+	},
+}
+
+// anthropicFormat is the anthropic request format: Messages API bodies,
+// errors in Anthropic's shape, count_tokens answered here.
+var anthropicFormat = &request.Format{
+	Name:           anthropic.FormatName,
+	Convert:        anthropic.Convert,
+	AppendError:    anthropic.AppendRequestError,
+	Endpoints:      []request.Endpoint{{PathSuffix: anthropic.CountTokensPath, Answer: anthropic.AnswerCountTokens}},
+	UpstreamHeader: anthropic.UpstreamHeader,
 }
 
 // Protocols returns the protocol table's rows, in order. The rows are

@@ -1,5 +1,10 @@
 package request
 
+import (
+	"net/http"
+	"strings"
+)
+
 // A Format is a request body that a route's clients send (the
 // request_format option, CONTRACT.md §3). Every format other than openai
 // converts its body into an OpenAI chat-completions body first; the openai
@@ -22,6 +27,46 @@ type Format struct {
 	// format's clients; nil means the OpenAI shape
 	// {"error":{"code":…,"message":…}} (CONTRACT.md §3).
 	AppendError func(dst []byte, e *Error) []byte
+	// Endpoints are the requests this format's clients send that llmstream
+	// answers itself, without the upstream (anthropic's count_tokens); nil
+	// for most formats.
+	Endpoints []Endpoint
+	// UpstreamHeader adjusts the request's headers for an OpenAI-compatible
+	// upstream: it drops the format's own protocol headers, which such an
+	// upstream does not read, and moves the client's credential to where
+	// it does. Nil leaves the headers as the client sent them.
+	UpstreamHeader func(http.Header)
+}
+
+// An Endpoint is a request a format answers itself: its clients call it
+// beside their chat requests (Claude Code counts tokens before it sends),
+// and an OpenAI-compatible upstream has no counterpart to forward it to.
+// The handler answers it instead of proxying it, so a route serves it with
+// the same llm_stream block as the chat requests.
+type Endpoint struct {
+	// PathSuffix selects the endpoint: the path the client requested ends
+	// with it ("/count_tokens"). The client's own path counts, not the one
+	// a rewrite aimed at the upstream.
+	PathSuffix string
+	// Answer returns the HTTP status and the JSON body for the request
+	// body as Rewrite shaped it (an OpenAI chat-completions body with the
+	// route's system prompt and tools) and what Rewrite learned of it. It
+	// never sees the upstream.
+	Answer func(chat []byte, info Info) (int, []byte)
+}
+
+// Endpoint returns f's endpoint for the client's request path, nil when
+// the path is a chat request (f nil: openai, which has none).
+func (f *Format) Endpoint(path string) *Endpoint {
+	if f == nil {
+		return nil
+	}
+	for i := range f.Endpoints {
+		if strings.HasSuffix(path, f.Endpoints[i].PathSuffix) {
+			return &f.Endpoints[i]
+		}
+	}
+	return nil
 }
 
 // The request formats this package converts. Protocols with a body of
