@@ -121,6 +121,11 @@ func wantRefused(t *testing.T, ps protoSpec, res result, status int, body, msg s
 		}
 	case ps.protocol == "skillpet":
 		wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
+	case ps.reshapes: // anthropic: the status and headers, its own shape
+		wantEnd(t, ps, res, status, "error", "provider_error", msg)
+		if res.header.Get("Retry-After") != "7" {
+			t.Errorf("the upstream's Retry-After was not passed through: %v", res.header)
+		}
 	default: // openai, responses: passed through
 		if res.status != status || res.body != body {
 			t.Errorf("got %d %q, want the upstream's %d %q", res.status, res.body, status, body)
@@ -376,6 +381,13 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 		wantRecorded(t, res, "provider_error")
 		return
 	}
+	if ps.reshapes {
+		// Reshaped, the refusal is whole: its status, and the protocol's
+		// error around what came of the upstream's message.
+		res := exchange(t, ps, u.hostPort(), "", "h1")
+		wantEnd(t, ps, res, http.StatusServiceUnavailable, "error", "provider_error", "overloaded, try")
+		return
+	}
 	wantPassedThroughCut(t, ps, u)
 }
 
@@ -421,6 +433,12 @@ func refusedBodyStalls(t *testing.T, ps protoSpec) {
 		if res.elapsed > 3*time.Second {
 			t.Errorf("the refusal was answered after %v, want about 300ms", res.elapsed)
 		}
+		u.waitCancelled(t, 2*time.Second)
+		return
+	}
+	if ps.reshapes {
+		res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 300ms")
+		wantEnd(t, ps, res, http.StatusServiceUnavailable, "error", "provider_error", "overloaded, try")
 		u.waitCancelled(t, 2*time.Second)
 		return
 	}

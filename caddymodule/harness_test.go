@@ -282,6 +282,9 @@ type protoSpec struct {
 	// passes: the protocol passes an upstream's refusal through as it is
 	// (the row's PassRefusals: openai, responses).
 	passes bool
+	// reshapes: it passes the refusal's status and headers, its body in
+	// the protocol's own error shape (the row's ReshapeRefusal: anthropic).
+	reshapes bool
 	// missing is a body the request format refuses for a missing member,
 	// with the 400's code and a word of its message.
 	missing [3]string
@@ -324,7 +327,8 @@ var protoSpecs = func() []protoSpec {
 	for _, row := range pipeline.Protocols() {
 		d := protoDrivers[row.Name]
 		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
-			codes: d.codes, early: row.EarlyStart, stream: true, passes: row.PassRefusals, missing: d.missing}
+			codes: d.codes, early: row.EarlyStart, stream: true, passes: row.PassRefusals,
+			reshapes: row.ReshapeRefusal != nil, missing: d.missing}
 		if ps.missing[0] == "" {
 			ps.missing = [3]string{`{"model":"m","stream":true}`, "missing_messages", "messages"}
 		}

@@ -51,6 +51,9 @@ type streamWriter struct {
 	errBody   []byte // … and the start of its body
 	// errRefusal is why a 2xx body cannot be used (Code is "" when it can).
 	errRefusal pipeline.Refusal
+	// reshape: the refusal being collected is to be passed through in the
+	// protocol's own error shape (Protocol.ReshapeRefusal).
+	reshape bool
 	gone       bool // a write to the client failed: it left
 	timedOut   bool // the idle timer fired
 }
@@ -146,6 +149,10 @@ func (sw *streamWriter) writeHeader(status int) {
 		// text to parse.
 		sw.mode, sw.errStatus = modeRefused, status
 		sw.errRefusal = pipeline.CompressedRefusal(status, h.Get("Content-Encoding"))
+	case sw.proto.PassesRefusal(sw.committed) && sw.proto.ReshapeRefusal != nil:
+		// Passed through with its status and headers, but in the
+		// protocol's error shape: its body is collected first.
+		sw.mode, sw.errStatus, sw.reshape = modeRefused, status, true
 	case sw.proto.PassesRefusal(sw.committed):
 		sw.mode = modePassthrough
 		// Only to record the outcome for the log and metrics, which would

@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
 )
 
@@ -113,11 +114,34 @@ func (sw *streamWriter) heartbeat() {
 // refuseUpstream answers an upstream's refusal (CONTRACT §6) with the
 // message its body gave, or why its 2xx body could not be used.
 func (sw *streamWriter) refuseUpstream() {
+	if sw.reshape {
+		sw.passReshaped()
+		return
+	}
 	r := sw.errRefusal
 	if r.Code == "" {
 		r = pipeline.UpstreamRefusal(sw.errStatus, sw.errBody)
 	}
 	sw.refuse(r)
+}
+
+// passReshaped passes an upstream's refusal through with its status and
+// headers, its body rewritten in the protocol's error shape around the
+// message the upstream gave (Protocol.ReshapeRefusal): the client's SDK
+// then retries what the upstream said to retry, and reads the error.
+func (sw *streamWriter) passReshaped() {
+	full := pipeline.UpstreamMessage(sw.errStatus, sw.errBody)
+	sw.p.Fail(nil, transform.CodeProviderError, full) // the outcome, for the log and metrics
+	msg := pipeline.ErrorMessage(sw.errBody)
+	if msg == "" {
+		msg = full
+	}
+	sw.committed = true
+	copyHeaders(sw.ResponseWriterWrapper.Header(), sw.upstream, "Content-Length", "Content-Encoding", "Content-Type",
+		"Transfer-Encoding", "Trailer", "X-Request-Id")
+	if writeJSON(sw.ResponseWriterWrapper, sw.errStatus, sw.requestID, sw.proto.ReshapeRefusal(nil, sw.errStatus, msg)) != nil {
+		sw.gone = true
+	}
 }
 
 // unreachable answers a request the proxy could not deliver. The proxy's

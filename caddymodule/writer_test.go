@@ -317,6 +317,7 @@ const (
 	formOneBody     = "one JSON body from the encoder"
 	formRefusal     = "an HTTP status with the protocol's RefusalBody"
 	formPassThrough = "the upstream's own refusal"
+	formReshaped    = "the upstream's refusal, its body in the protocol's error shape"
 	formNone        = "nothing: the client left"
 )
 
@@ -325,6 +326,8 @@ func (c writerCase) form(v writerVariant) string {
 	switch {
 	case c.gone:
 		return formNone
+	case c.passed && v.proto.PassRefusals && v.proto.ReshapeRefusal != nil:
+		return formReshaped
 	case c.passed && v.proto.PassRefusals:
 		return formPassThrough
 	case v.proto.EarlyStart || v.stream && !c.refusal:
@@ -397,7 +400,7 @@ func checkWriterCase(t *testing.T, v writerVariant, c writerCase, res writerResu
 		if c.code == "" {
 			wantKind = transform.KindFinish
 		}
-		if form == formPassThrough {
+		if form == formPassThrough || form == formReshaped {
 			msg = "" // only recorded: the client gets the upstream's own body
 		}
 		if end.Kind != wantKind || wantKind == transform.KindError && (end.Code != c.code || !strings.Contains(string(end.Text), msg)) {
@@ -434,6 +437,25 @@ func checkWriterCase(t *testing.T, v writerVariant, c writerCase, res writerResu
 		}
 		for k := range res.play.header {
 			if k != "X-Request-Id" && hdr.Get(k) != res.play.header.Get(k) {
+				t.Errorf("the upstream's %s: %q was not passed through: %v", k, res.play.header.Get(k), hdr)
+			}
+		}
+	case formReshaped:
+		// The status and headers pass through, so that the SDK retries
+		// what the upstream said to retry; the body is the protocol's
+		// shape around the upstream's message, however much of it came.
+		wantStatus(t, res, res.play.status)
+		wantJSONHeaders(t, hdr)
+		sent := []byte(res.play.sent.String())
+		msg := pipeline.ErrorMessage(sent)
+		if msg == "" {
+			msg = pipeline.UpstreamMessage(res.play.status, sent)
+		}
+		if want := v.proto.ReshapeRefusal(nil, res.play.status, msg); res.body != string(want) {
+			t.Errorf("body %s, want %s", res.body, want)
+		}
+		for k := range res.play.header {
+			if k != "X-Request-Id" && k != "Content-Type" && k != "Content-Length" && hdr.Get(k) != res.play.header.Get(k) {
 				t.Errorf("the upstream's %s: %q was not passed through: %v", k, res.play.header.Get(k), hdr)
 			}
 		}

@@ -14,8 +14,13 @@ import (
 // the HTTP status.
 const (
 	TypeInvalidRequest  = "invalid_request_error"
+	TypeAuthentication  = "authentication_error"
+	TypePermission      = "permission_error"
+	TypeNotFound        = "not_found_error"
 	TypeRequestTooLarge = "request_too_large"
+	TypeRateLimit       = "rate_limit_error"
 	TypeAPI             = "api_error"
+	TypeOverloaded      = "overloaded_error"
 	TypeTimeout         = "timeout_error"
 )
 
@@ -52,6 +57,39 @@ func AppendRequestError(dst []byte, e *request.Error) []byte {
 // upstream_timeout, api_error for every other code.
 func AppendRefusal(dst []byte, code, msg string) []byte {
 	return appendError(dst, errorType(code), msg, code, "")
+}
+
+// AppendUpstreamRefusal appends the body of an upstream refusal passed
+// through with its status (pipeline.Protocol.ReshapeRefusal): the error
+// type Anthropic gives that status, the upstream's message, and the code
+// provider_error.
+func AppendUpstreamRefusal(dst []byte, status int, msg string) []byte {
+	return appendError(dst, statusType(status), msg, transform.CodeProviderError, "")
+}
+
+// statusType is the Anthropic error type of an HTTP status, as the
+// Messages API documents its errors.
+func statusType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return TypeAuthentication
+	case http.StatusForbidden:
+		return TypePermission
+	case http.StatusNotFound:
+		return TypeNotFound
+	case http.StatusRequestEntityTooLarge:
+		return TypeRequestTooLarge
+	case http.StatusTooManyRequests:
+		return TypeRateLimit
+	case http.StatusServiceUnavailable, 529:
+		return TypeOverloaded
+	case http.StatusGatewayTimeout:
+		return TypeTimeout
+	}
+	if status >= 500 {
+		return TypeAPI
+	}
+	return TypeInvalidRequest
 }
 
 // errorType is the Anthropic error type of a stream's error code.

@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"net/http"
+
+	"github.com/llmstream/llmstream/transform/request"
 )
 
 // FormatName is the request_format (and protocol) name of the Messages
@@ -48,4 +50,15 @@ func UpstreamHeader(h http.Header) {
 	if key != "" && h.Get("Authorization") == "" {
 		h.Set("Authorization", "Bearer "+key)
 	}
+}
+
+// Format is the anthropic request format (a row of the protocol table):
+// Messages API bodies, errors in Anthropic's shape, count_tokens answered
+// by llm_stream itself, anthropic-* headers not passed upstream.
+var Format = &request.Format{
+	Name:           FormatName,
+	Convert:        Convert,
+	AppendError:    AppendRequestError,
+	Endpoints:      []request.Endpoint{{PathSuffix: CountTokensPath, Answer: AnswerCountTokens}},
+	UpstreamHeader: UpstreamHeader,
 }

@@ -30,8 +30,14 @@ type Protocol struct {
 	// (gymbro, jsonseq, aisdk). Without it a refusal is an HTTP status.
 	EarlyStart bool
 	// PassRefusals passes an upstream's non-2xx answer to the client as it
-	// is (openai, CONTRACT §6).
+	// is (openai, CONTRACT §6), so that the client's SDK retries what the
+	// upstream said to retry.
 	PassRefusals bool
+	// ReshapeRefusal, with PassRefusals, rewrites the body of a refusal
+	// passed through in the protocol's own error shape, around the
+	// upstream's message; the status and headers stay the upstream's. An
+	// SDK that reads errors in its own shape (anthropic) needs it.
+	ReshapeRefusal func(dst []byte, status int, msg string) []byte
 	// ClientChoosesStream lets the client ask for one JSON body instead of
 	// a stream ("stream": false, openai); other protocols always stream.
 	ClientChoosesStream bool
@@ -105,20 +111,11 @@ var protocols = []*Protocol{
 		// its status, so that the SDKs and Claude Code retry a 429 or a
 		// 5xx (after its Retry-After) and give up on a 400 at once.
 		Name: "anthropic", ContentType: anthropic.ContentType, PassRefusals: true, ClientChoosesStream: true,
-		NewEncoder: func(m transform.Meta) transform.Encoder { return anthropic.New(m) },
-		Request:    anthropicFormat,
-		Refusal:    anthropic.AppendRefusal,
+		NewEncoder:     func(m transform.Meta) transform.Encoder { return anthropic.New(m) },
+		Request:        anthropicFormat,
+		Refusal:        anthropic.AppendRefusal,
+		ReshapeRefusal: anthropic.AppendUpstreamRefusal,
 	},
-}
-
-// anthropicFormat is the anthropic request format: Messages API bodies,
-// errors in Anthropic's shape, count_tokens answered here.
-var anthropicFormat = &request.Format{
-	Name:           anthropic.FormatName,
-	Convert:        anthropic.Convert,
-	AppendError:    anthropic.AppendRequestError,
-	Endpoints:      []request.Endpoint{{PathSuffix: anthropic.CountTokensPath, Answer: anthropic.AnswerCountTokens}},
-	UpstreamHeader: anthropic.UpstreamHeader,
 }
 
 // Protocols returns the protocol table's rows, in order. The rows are
