@@ -112,7 +112,7 @@ var protocols = []*Protocol{
 		// 5xx (after its Retry-After) and give up on a 400 at once.
 		Name: "anthropic", ContentType: anthropic.ContentType, PassRefusals: true, ClientChoosesStream: true,
 		NewEncoder:     func(m transform.Meta) transform.Encoder { return anthropic.New(m) },
-		Request:        anthropicFormat,
+		Request:        anthropic.Format,
 		Refusal:        anthropic.AppendRefusal,
 		ReshapeRefusal: anthropic.AppendUpstreamRefusal,
 	},
