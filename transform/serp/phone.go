@@ -22,6 +22,7 @@ type phoneRun struct {
 // grouping is one that phone numbers are written in:
 //
 //	+86 138 1234 5678, +8613812345678, +1 (555) 123-4567   '+', a country code, 8–15 digits
+//	0086 138 1234 5678, 0044 20 7946 0958                 "00" for '+
 //	13812345678, 138-1234-5678, 138 1234 5678             mainland-China mobile 1[3-9]\d{9}
 //	010-12345678, (0755) 1234567, 01012345678             a trunk-0 area code and a local number, 10–12 digits
 //	020 7946 0958, 07700 900123                           (UK and alike)
@@ -52,6 +53,10 @@ func phoneAt(q string, i int) bool {
 	if r.plus {
 		// E.164: at most 15 digits; fewer than 8 is no whole number.
 		return q[r.start[0]] != '0' && r.digits >= 8 && r.digits <= 15
+	}
+	if g := q[r.start[0]:r.end[0]]; len(g) > 2 && g[:2] == "00" && g[2] != '0' && !r.paren[0] {
+		// 00 dials out as '+' does (0086 138 1234 5678).
+		return r.digits-2 >= 8 && r.digits-2 <= 15
 	}
 	return r.national(q) && !afterISBN(q, i)
 }
