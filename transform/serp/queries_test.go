@@ -30,6 +30,9 @@ func TestCleanQueries(t *testing.T) {
 		{"duplicate_after_cut", []string{long, long + "x"}, []string{cut}, []QueryRule{QueryTooLong, QueryDuplicate}},
 		{"sensitive", []string{"mail me@x.org", "ok", "call 13812345678", "host 10.0.0.1"}, []string{"ok"}, []QueryRule{QuerySensitive}},
 		{"empty", []string{"", "  ", "a"}, []string{"a"}, []QueryRule{QueryEmpty}},
+		// Bytes that are not UTF-8 reach the client as U+FFFD, one each:
+		// these two queries read alike there.
+		{"invalid_utf8", []string{"a\xff", "a\xfe", "b\xff\xfe"}, []string{"a\uFFFD", "b\uFFFD\uFFFD"}, []QueryRule{QueryDuplicate}},
 		{"sensitive_not_counted", []string{"a@b.co", "1", "2", "3", "4", "5"}, []string{"1", "2", "3", "4", "5"}, []QueryRule{QuerySensitive}},
 		// Sensitivity is checked before the cut, which can leave what reads
 		// as a phone number: 16 digits are none, 15 are.
@@ -165,10 +168,12 @@ func FuzzCleanQueries(f *testing.F) {
 	})
 }
 
+// trimAll returns list as a client receives it when no rule is broken:
+// trimmed, with U+FFFD for bytes that are not UTF-8.
 func trimAll(list []string) []string {
 	out := make([]string, len(list))
 	for i, q := range list {
-		out[i] = strings.TrimSpace(q)
+		out[i] = strings.TrimSpace(string([]rune(q))) // []rune: U+FFFD per bad byte
 	}
 	return out
 }
@@ -177,7 +182,7 @@ func trimAll(list []string) []string {
 // longer than 80 runes and not sensitive.
 func cutFromClean(q string, list []string) bool {
 	for _, l := range list {
-		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(string([]rune(l)))
 		if utf8.RuneCountInString(l) > maxQueryRunes && strings.HasPrefix(l, q) && !sensitive(l) {
 			return true
 		}
