@@ -23,7 +23,9 @@ var (
 	finish  = encodertest.Finish("stop")
 )
 
-func queries(q ...string) transform.Event { return transform.Event{Kind: transform.KindSerpQueries, List: q} }
+func queries(q ...string) transform.Event {
+	return transform.Event{Kind: transform.KindSerpQueries, List: q}
+}
 
 // TestOrder checks the repairs that keep specs/001 §2 on the wire
 // (CONTRACT.md §7), one case per way a model breaks the order: the events

@@ -31,8 +31,8 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 		return seen, err
 	}
 	var answer, reasoning strings.Builder
-	open := map[string]bool{}  // "text:"+id, "reasoning:"+id
-	used := map[string]bool{}  // the same keys, ever started
+	open := map[string]bool{} // "text:"+id, "reasoning:"+id
+	used := map[string]bool{} // the same keys, ever started
 	tools := map[string]int{} // toolCallId: 1 started, 2 ended
 	terminal, done := -1, false
 	chunks := 0
