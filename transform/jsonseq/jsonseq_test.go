@@ -9,7 +9,6 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/jsonseq"
-	"github.com/llmstream/llmstream/transform/serp"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
@@ -225,28 +224,7 @@ func FuzzEncoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
 		meta := encodertest.Meta()
 		meta.Limits.MaxBlockBytes = 8
-		// Three promises of the pipeline stand: one KindRouted, serp
-		// query lists cleaned (serp.EmitQueries), violations with a code;
-		// the order may be any.
-		var evs []transform.Event
-		routed := false
-		for _, ev := range encodertest.FuzzEvents(ops, pool) {
-			switch ev.Kind {
-			case transform.KindRouted:
-				if routed {
-					continue
-				}
-				routed = true
-			case transform.KindSerpQueries:
-				ev.List, _ = serp.CleanQueries(ev.List)
-			case transform.KindViolation:
-				if ev.Code == "" {
-					continue
-				}
-			}
-			evs = append(evs, ev)
-		}
-		evs = append(evs, encodertest.Finish("stop"))
+		evs := encodertest.Promised(encodertest.FuzzEvents(ops, pool))
 		out := encodertest.Run(jsonseq.New(meta), evs)
 		if _, err := wiretest.Check("jsonseq", out, meta); err != nil {
 			t.Fatalf("%v\n%s", err, out)

@@ -115,8 +115,8 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 					}
 				}
 			case "ask_user":
-				if qs, ok := m["questions"].([]any); !ok || len(qs) == 0 {
-					return fail("questions is no array of questions")
+				if err := checkQuestions(m["questions"]); err != nil {
+					return fail("%v", err)
 				}
 			}
 		case "round_start":
@@ -169,6 +169,38 @@ func checkFields(m map[string]any, shape string) error {
 	for k := range m {
 		if !allowed[k] {
 			return fmt.Errorf("field %s is not the spec's", k)
+		}
+	}
+	return nil
+}
+
+// checkQuestions checks ask_user's questions (specs/002 §3.4
+// AskUserQuestion): id and prompt strings, options {id, label} that may be
+// empty only when allowFreeText is true.
+func checkQuestions(v any) error {
+	qs, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("questions is not an array")
+	}
+	for _, q := range qs {
+		m, ok := q.(map[string]any)
+		if !ok {
+			return fmt.Errorf("a question is not an object")
+		}
+		if err := checkFields(m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
+			return fmt.Errorf("question: %v", err)
+		}
+		_, id := m["id"].(string)
+		_, prompt := m["prompt"].(string)
+		opts, isList := m["options"].([]any)
+		if !id || !prompt || !isList || len(opts) == 0 && m["allowFreeText"] != true {
+			return fmt.Errorf("question without id, prompt, or options when free text is not allowed: %v", m)
+		}
+		for _, o := range opts {
+			om, _ := o.(map[string]any)
+			if err := checkFields(om, "id label"); err != nil {
+				return fmt.Errorf("option: %v", err)
+			}
 		}
 	}
 	return nil
