@@ -73,7 +73,7 @@ func TestOrder(t *testing.T) {
 			want: `thinking {"content":"r"} | thinking_done {} | token {"content":"x"} | ` +
 				`resource {"resourceType":"serp_queries","data":["q"],"fallbackText":"相关搜索：q"} | done {"conversationId":"msg-1"}`},
 		{name: "held_answer_on_error",
-			evs: []transform.Event{thStart, encodertest.Phase(1, "A"), encodertest.Answer("x"), encodertest.Failure("upstream_error", "cut")},
+			evs:  []transform.Event{thStart, encodertest.Phase(1, "A"), encodertest.Answer("x"), encodertest.Failure("upstream_error", "cut")},
 			want: `thinking {"content":"**A**\n\n"} | thinking_done {} | token {"content":"x"} | error {"message":"cut"}`},
 	}
 	for _, tt := range tests {
