@@ -123,8 +123,8 @@ func (p *Parser) tagTooLong() {
 // characters, as what the block would have become without its end (so
 // that text up to the limit is not lost): a <serp> as the summary, a
 // <title> as the text of a phase titled ReasoningTitle, the serp_queries
-// comment as answer text. The raw reply is emitted up to the first byte
-// over the limit, wherever the chunks were cut.
+// comment as answer text. The raw reply is emitted as far, so that it
+// ends on a whole character too, wherever the chunks were cut.
 func (p *Parser) blockTooLong(msg string) {
 	held := p.block[:len(p.block)-parsekit.IncompleteSuffix(p.block)]
 	switch p.st {
@@ -142,5 +142,5 @@ func (p *Parser) blockTooLong(msg string) {
 		p.space = p.space[:0]
 	}
 	p.block = p.block[:0]
-	p.fatal(transform.CodeBlockTooLong, p.blockOff, p.blockOff+int64(p.maxBlock)+1, msg)
+	p.fatal(transform.CodeBlockTooLong, p.blockOff, p.blockOff+int64(len(held)), msg)
 }
