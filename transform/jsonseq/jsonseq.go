@@ -4,6 +4,10 @@
 // extra events tool_call, clarify and artifacts that spec-following clients
 // ignore, and the GymBro system events status, heartbeat, completed and
 // error (specs/001 §3), written by gymbro.SystemEvents.
+//
+// The events are sent in the order of specs/001 §2 whatever order the
+// model wrote things in (CONTRACT.md §7); order.go has the rules and the
+// repairs, which are reported in completed.metadata.violations.
 package jsonseq
 
 import (

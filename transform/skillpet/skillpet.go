@@ -4,6 +4,11 @@
 // ask_user for tool calls, resource for serp queries and artifacts, then
 // done or error. The data objects have exactly the spec's shapes: unlike
 // gymbro and jsonseq they carry no message_id or request_id.
+//
+// The thinking comes before the reply and never after thinking_done,
+// whatever order the model wrote things in (CONTRACT.md §7); order.go has
+// the rules and the repairs, which reach the log through
+// transform.Repairer.
 package skillpet
 
 import (
