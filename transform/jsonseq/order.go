@@ -54,6 +54,10 @@ const (
 // Native and <think> reasoning have no place in JSONSeq and are never
 // sent; tool_call, clarify and artifacts, which spec-following clients
 // ignore, go out as they come.
+//
+// A repair's offset is the count of reply bytes delivered (KindRaw) when
+// it was made: where in the reply, to within the bytes a parser holds
+// back, which depend on how the reply was cut.
 type order struct {
 	wire     uint8 // thinkingNone, thinkingOpen or thinkingEnded
 	phases   int   // phases sent: the next wire id is phases+1
