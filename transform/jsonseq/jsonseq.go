@@ -69,7 +69,10 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		o.inThinking = true
 	case transform.KindThinkingEnd:
 		o.inThinking = false
-		dst = e.reasoningClosed(dst)
+		if !o.inPhase {
+			dst = e.endThinking(dst)
+			dst = e.reasoningClosed(dst)
+		}
 	case transform.KindPhaseStart:
 		dst = e.appendPhaseStart(dst, ev)
 	case transform.KindPhaseDelta:

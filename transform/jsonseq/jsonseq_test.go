@@ -113,9 +113,8 @@ func TestEvents(t *testing.T) {
 	}{
 		{"serp_summary", []transform.Event{encodertest.Text(transform.KindSerpSummary, "用户要计划")},
 			[]string{`serp_summary {"text":"用户要计划"}`}},
-		// thinking_end waits for what follows the reasoning (see order).
 		{"thinking_phases", []transform.Event{encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "a"), encodertest.PhaseDelta(1, ""), encodertest.PhaseEnd(1), encodertest.Event(transform.KindThinkingEnd)},
-			[]string{`thinking_start {}`, `phase_start {"id":1,"title":"Scope"}`, `phase_delta {"id":1,"text":"a"}`}},
+			[]string{`thinking_start {}`, `phase_start {"id":1,"title":"Scope"}`, `phase_delta {"id":1,"text":"a"}`, `thinking_end {}`}},
 		{"thinking_phases_end", []transform.Event{encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "a"), encodertest.PhaseEnd(1), encodertest.Event(transform.KindThinkingEnd), encodertest.Answer("x")},
 			[]string{`thinking_start {}`, `phase_start {"id":1,"title":"Scope"}`, `phase_delta {"id":1,"text":"a"}`, `thinking_end {}`, `final_delta {"text":"x"}`}},
 		{"reasoning_not_emitted", []transform.Event{encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("secret"), encodertest.Event(transform.KindReasoningEnd), encodertest.Raw("<think>secret</think>")},

@@ -26,12 +26,13 @@ const (
 //     (serp_summary_left_out).
 //   - The thinking section opens lazily, at its first phase, so that a
 //     thinking section with no phase sends nothing (item 3: a phase is not
-//     optional); a phase outside any thinking section gets a synthesised
-//     thinking_start (synthesized_event). It closes lazily too, just
-//     before the answer's first final_delta, an extra event after the
-//     reasoning, or the end, so that the phases of a second thinking
-//     section written before the answer still find their place (not
-//     reported: nothing is changed but the wait).
+//     optional), and closes when the model closes it, so that the client
+//     learns at once that the reasoning ended; phases of a second thinking
+//     section are then left out (reasoning_left_out). A phase outside any
+//     thinking section gets a synthesised thinking_start
+//     (synthesized_event), and its section closes before what follows the
+//     reasoning: the answer's first final_delta, an extra event, or the
+//     end.
 //   - Phases are numbered 1, 2, 3, … on the wire; a phase whose id the
 //     model wrote otherwise is sent renumbered (phase_renumbered), and a
 //     phase without a title gets ReasoningTitle (synthesized_event).
@@ -108,7 +109,11 @@ func (e *Encoder) appendPhaseStart(dst []byte, ev transform.Event) []byte {
 	o := &e.order
 	o.inPhase, o.wireID = true, 0
 	if o.answered || o.wire == thinkingEnded {
-		e.note(transform.CodeReasoningLeftOut, "phase "+strconv.Itoa(ev.Index)+" after the answer began")
+		why := " after the thinking ended"
+		if o.answered {
+			why = " after the answer began"
+		}
+		e.note(transform.CodeReasoningLeftOut, "phase "+strconv.Itoa(ev.Index)+why)
 		return dst
 	}
 	if o.wire == thinkingNone {

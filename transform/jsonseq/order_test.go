@@ -77,11 +77,20 @@ func TestOrder(t *testing.T) {
 			evs:        []transform.Event{thStart, phase(1, ""), delta(1, "a"), pEnd(1), thEnd, answer("x"), finish},
 			want:       `thinking_start {} | phase_start {"id":1,"title":"Thought"} | phase_delta {"id":1,"text":"a"} | thinking_end {} | final_delta {"text":"x"} | final_end {}`,
 			violations: "synthesized_event"},
-		// A second <thinking> before <final>: one section on the wire.
+		// A second <thinking> before <final>: thinking_end went out when the
+		// first closed, so the second has no place.
 		{name: "two_thinking_sections",
 			evs: []transform.Event{thStart, phase(1, "A"), pEnd(1), thEnd, thStart, phase(2, "B"), delta(2, "b"), pEnd(2), thEnd, answer("x"), finish},
-			want: `thinking_start {} | phase_start {"id":1,"title":"A"} | phase_start {"id":2,"title":"B"} | phase_delta {"id":2,"text":"b"} | ` +
-				`thinking_end {} | final_delta {"text":"x"} | final_end {}`},
+			want: `thinking_start {} | phase_start {"id":1,"title":"A"} | thinking_end {} | ` +
+				`final_delta {"text":"x"} | final_end {}`,
+			violations: "reasoning_left_out"},
+		// A phase outside thinking: its synthesised section ends before what
+		// follows the reasoning, so a second such phase still has a place.
+		{name: "phases_outside_thinking",
+			evs: []transform.Event{phase(1, "A"), pEnd(1), phase(2, "B"), pEnd(2), answer("x"), finish},
+			want: `thinking_start {} | phase_start {"id":1,"title":"A"} | phase_start {"id":2,"title":"B"} | thinking_end {} | ` +
+				`final_delta {"text":"x"} | final_end {}`,
+			violations: "synthesized_event"},
 		// A thinking section without a phase sends nothing (item 3).
 		{name: "empty_thinking",
 			evs:  []transform.Event{thStart, thEnd, fStart, answer("x"), fEnd, finish},

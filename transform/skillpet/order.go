@@ -24,8 +24,9 @@ import (
 //     tool_calls) cannot be placed and is left out of this protocol, once
 //     reported per block (reasoning_left_out, in the log: specs/002 has no
 //     place for violations). Answer text is never left out.
-//   - The serp queries resource is held until the end, so that a list the
-//     model wrote early (jsonl) does not end the thinking.
+//   - A serp queries resource that comes before the reply began (a jsonl
+//     list written early) is held until the end, so that it does not end
+//     the thinking; one that comes after goes out at once.
 //
 // With enableThinking false no thinking is sent, so nothing is held or
 // left out.
@@ -120,11 +121,18 @@ func (e *Encoder) reasoningClosed(dst []byte) []byte {
 	return e.beginReply(dst)
 }
 
-// keepQueries holds a serp queries list until the end (appendEnding).
-func (e *Encoder) keepQueries(list []string) {
-	if len(list) > 0 {
+// appendQueries sends a serp queries list once the reply began, and holds
+// one that comes before until the end (appendEnding), so that it does not
+// end the thinking.
+func (e *Encoder) appendQueries(dst []byte, list []string) []byte {
+	switch {
+	case len(list) == 0:
+	case e.order.replied:
+		dst = e.appendSerpQueries(dst, list)
+	default:
 		e.order.queries = append(e.order.queries, list)
 	}
+	return dst
 }
 
 // appendEnding sends what the stream owes before done or error: the held

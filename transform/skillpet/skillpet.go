@@ -116,7 +116,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = jsonout.AppendString(dst, ev.Text)
 		dst = append(dst, "}\n\n"...)
 	case transform.KindSerpQueries:
-		e.keepQueries(ev.List)
+		dst = e.appendQueries(dst, ev.List)
 	case transform.KindToolArgsDelta:
 		dst = e.appendArgsHeartbeat(dst)
 	case transform.KindToolCallEnd:

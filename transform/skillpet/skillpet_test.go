@@ -207,9 +207,11 @@ func TestEvents(t *testing.T) {
 			[]string{`done {"conversationId":"conv_123"}`}},
 		{"serp_summary_status", nil, []transform.Event{encodertest.Text(transform.KindSerpSummary, "正在理解需求")},
 			[]string{`status {"message":"正在理解需求"}`}},
-		// The serp queries wait for the end (see order).
-		{"serp_queries_resource", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{"q1", "q\"2"}}, encodertest.Answer("x"), encodertest.Finish("stop")},
-			[]string{`token {"content":"x"}`, `resource {"resourceType":"serp_queries","data":["q1","q\"2"],"fallbackText":"相关搜索：q1、q\"2"}`, `done {"conversationId":"msg-1"}`}},
+		{"serp_queries_resource", nil, []transform.Event{encodertest.Answer("x"), {Kind: transform.KindSerpQueries, List: []string{"q1", "q\"2"}}},
+			[]string{`token {"content":"x"}`, `resource {"resourceType":"serp_queries","data":["q1","q\"2"],"fallbackText":"相关搜索：q1、q\"2"}`}},
+		// Before the reply, the serp queries wait for the end (see order).
+		{"serp_queries_before_reply", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{"q"}}, encodertest.Reasoning("r"), encodertest.Answer("x"), encodertest.Finish("stop")},
+			[]string{`thinking {"content":"r"}`, `thinking_done {}`, `token {"content":"x"}`, `resource {"resourceType":"serp_queries","data":["q"],"fallbackText":"相关搜索：q"}`, `done {"conversationId":"msg-1"}`}},
 		{"serp_queries_empty", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{}}}, nil},
 		{"artifacts_resource", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, "[\"file-ready:pptx\", 3, \"quiz:1\"]")},
 			[]string{`resource {"resourceType":"artifacts","data":["file-ready:pptx",3,"quiz:1"],"fallbackText":"产物：file-ready:pptx、quiz:1"}`}},

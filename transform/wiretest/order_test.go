@@ -280,12 +280,20 @@ var orderCases = []struct {
 		reply:    `Sure.<thinking><phase id="1"><title>A</title>a</phase></thinking><final>x</final>`,
 		jsonseq:  `F"Sure.x" F} V(unexpected_text@0) V(reasoning_left_out@0:phase 1 after the answer began) V(missing_serp_queries@0) FIN(stop)`,
 		skillpet: `F"Sure.x" FIN()`},
-	// ThinkingML: two <thinking> blocks before <final> make one section.
+	// ThinkingML: a second <thinking> block before <final>. thinking_end
+	// went out when the first closed, so in jsonseq the second has no
+	// place; skillpet's thinking goes on until the reply.
 	{name: "thinkingml_two_thinking_blocks", format: format.ThinkingML,
 		reply: `<thinking><phase id="1"><title>A</title>a</phase></thinking>` +
 			`<thinking><phase id="3"><title>B</title>b</phase></thinking><final>x</final>`,
-		jsonseq: `TH{ P{1 "A"} P1"a" P{2 "B"} P2"b" TH} F"x" F} V(duplicate_block@0:thinking) V(phase_order@0:3) ` +
-			`V(phase_renumbered@0:3->2) V(missing_serp_queries@0) FIN(stop)`,
+		jsonseq: `TH{ P{1 "A"} P1"a" TH} F"x" F} V(duplicate_block@0:thinking) V(phase_order@0:3) ` +
+			`V(reasoning_left_out@0:phase 3 after the thinking ended) V(missing_serp_queries@0) FIN(stop)`,
+		skillpet: `R"**A**\n\na\n\n**B**\n\nb" R} F"x" FIN()`},
+	// ThinkingML: phase ids 2, 2 go out as 1, 2.
+	{name: "thinkingml_phase_ids", format: format.ThinkingML,
+		reply: `<thinking><phase id="2"><title>A</title>a</phase><phase id="2"><title>B</title>b</phase></thinking><final>x</final>`,
+		jsonseq: `TH{ P{1 "A"} P1"a" P{2 "B"} P2"b" TH} F"x" F} V(phase_order@0:2) V(phase_renumbered@0:2->1) ` +
+			`V(duplicate_phase_id@0:2) V(missing_serp_queries@0) FIN(stop)`,
 		skillpet: `R"**A**\n\na\n\n**B**\n\nb" R} F"x" FIN()`},
 }
 
