@@ -15,7 +15,6 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
-	"github.com/llmstream/llmstream/transform/parsekit"
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/wiretest"
@@ -143,14 +142,14 @@ func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta tr
 		return nil // one error object instead of the completion
 	}
 	var raw, answer strings.Builder
-	var reasoning, phases []string
+	var reasoning, native, phases []string
 	for _, ev := range evs {
 		// The upstream's strings are whole characters, so a text event
 		// cut inside one is the parser's doing; every protocol encodes
 		// each event's text on its own, and the client would get U+FFFD
-		// for each half.
-		if ev.Kind.IsDelta() && parsekit.IncompleteSuffix(ev.Text) > 0 {
-			return fmt.Errorf("a %s event ends inside a UTF-8 character: %q", ev.Kind, ev.Text)
+		// for each piece.
+		if ev.Kind.IsDelta() && !utf8.Valid(ev.Text) {
+			return fmt.Errorf("a %s event is not whole UTF-8 characters: %q", ev.Kind, ev.Text)
 		}
 		switch ev.Kind {
 		case transform.KindRaw:
@@ -159,6 +158,7 @@ func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta tr
 			answer.Write(ev.Text)
 		case transform.KindReasoningDelta:
 			reasoning = append(reasoning, string(ev.Text))
+			native = append(native, string(ev.Text))
 		case transform.KindPhaseDelta:
 			reasoning = append(reasoning, string(ev.Text))
 			phases = append(phases, string(ev.Text))
@@ -191,6 +191,12 @@ func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta tr
 		// must appear, in order.
 		if !leftOut && !inOrder(seen.Reasoning, reasoning) {
 			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q", seen.Reasoning, reasoning)
+		}
+	case "responses":
+		// A reasoning item holds free reasoning as content and phases as
+		// summary parts, so each kind keeps its own order.
+		if !inOrder(seen.Reasoning, native) || !inOrder(seen.Reasoning, phases) {
+			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q\n %q", seen.Reasoning, native, phases)
 		}
 	}
 	return nil
