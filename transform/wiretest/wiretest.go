@@ -2,7 +2,8 @@
 // checks it against that protocol's own rules, written from its document
 // (specs/000 §6 gymbro, specs/001 §1–§3 jsonseq, specs/002 §3 skillpet,
 // the AI SDK's UI message stream, OpenAI's chat.completion.chunk and its
-// Responses API streaming events), not from
+// Responses API streaming events, Anthropic's Messages API stream), not
+// from
 // the encoders: CONTRACT.md §7 promises that "every protocol's own rules
 // hold on the wire, whatever order the model wrote things in", and the
 // property test beside it (wire_test.go) drives every format × protocol
@@ -43,8 +44,11 @@ var checkers = map[string]func(out []byte, meta transform.Meta) (Seen, error){
 	"skillpet": checkSkillpet,
 	"aisdk":    checkAISDK,
 	"openai":   checkOpenAI,
-	// responses is the OpenAI Responses API (CONTRACT.md §11).
+	// responses and anthropic are the coding agents' protocols
+	// (CONTRACT.md §11): the OpenAI Responses API, the Anthropic Messages
+	// API.
 	"responses": checkResponses,
+	"anthropic": checkAnthropic,
 }
 
 // Check reads out, the bytes an encoder for protocol wrote for one stream
