@@ -16,8 +16,11 @@ const (
 	CodeModelParsingError = "model_parsing_error"
 
 	// Limit codes: each names the limit (Limits) that was exceeded.
-	CodeSSELineTooLong   = "sse_line_too_long"
-	CodeReplyTooLarge    = "reply_too_large"
+	CodeSSELineTooLong = "sse_line_too_long"
+	CodeReplyTooLarge  = "reply_too_large"
+	// CodeTagTooLong names Limits.MaxTagBytes. Exceeding it ends no stream
+	// (CONTRACT.md §7): ThinkingML reports it as a violation and releases
+	// the tag as text.
 	CodeTagTooLong       = "tag_too_long"
 	CodeBlockTooLong     = "block_too_long"
 	CodeKeyTooLong       = "key_too_long"

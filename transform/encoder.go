@@ -38,6 +38,10 @@ type Meta struct {
 	Stream bool
 	// ReasoningTitle is the phase title for reasoning that has none.
 	ReasoningTitle string
+	// Limits are the route's limits; an encoder that holds text back to
+	// keep its protocol's order (CONTRACT.md §7) holds at most
+	// Limits.MaxBlockBytes. Zero fields take the defaults.
+	Limits Limits
 	// Created is the stream's start time (openai "created", skillpet
 	// tool_args_heartbeat pacing).
 	Created time.Time

@@ -75,7 +75,9 @@ type Limits struct {
 	// Default 32 MiB; code reply_too_large.
 	MaxReplyBytes int64 `json:"max_reply,omitempty"`
 	// MaxTagBytes bounds a ThinkingML tag held back while it may still be a
-	// tag, attributes included. Default 64; code tag_too_long.
+	// tag, attributes included. Default 64. A longer candidate is released
+	// as text with the violation tag_too_long; it does not end the stream
+	// (CONTRACT.md §7).
 	MaxTagBytes int `json:"max_tag,omitempty"`
 	// MaxBlockBytes bounds text that is only meaningful whole and so is held
 	// until it ends: a <serp> summary, a <title>, the serp_queries comment, a

@@ -1,6 +1,9 @@
 package encodertest
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/serp"
+)
 
 // FuzzEvents turns fuzz input into an event sequence: each pair of op and
 // argument bytes makes one event, the op picking its kind (a heartbeat or a
@@ -40,4 +43,42 @@ func FuzzEvents(ops []byte, pool string) []transform.Event {
 		evs = append(evs, e)
 	}
 	return evs
+}
+
+// Promised returns evs with what the pipeline promises every encoder made
+// true, whatever the order of the events, for fuzz targets that check a
+// protocol's order rules on any sequence (CONTRACT.md §7: the order is the
+// encoder's to keep): at most one KindRouted, serp query lists cleaned as
+// every parser cleans them (serp.EmitQueries), violations with a code,
+// each tool call ended once, and a KindFinish at the end if no terminal
+// event came.
+func Promised(evs []transform.Event) []transform.Event {
+	out := make([]transform.Event, 0, len(evs)+1)
+	routed := false
+	ended := map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case transform.KindRouted:
+			if routed {
+				continue
+			}
+			routed = true
+		case transform.KindSerpQueries:
+			ev.List, _ = serp.CleanQueries(ev.List)
+		case transform.KindViolation:
+			if ev.Code == "" {
+				continue
+			}
+		case transform.KindToolCallEnd:
+			if ended[ev.ID] {
+				continue
+			}
+			ended[ev.ID] = true
+		}
+		out = append(out, ev)
+		if ev.Kind == transform.KindFinish || ev.Kind == transform.KindError {
+			return out
+		}
+	}
+	return append(out, Finish("stop"))
 }

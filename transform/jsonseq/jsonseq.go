@@ -4,12 +4,15 @@
 // extra events tool_call, clarify and artifacts that spec-following clients
 // ignore, and the GymBro system events status, heartbeat, completed and
 // error (specs/001 §3), written by gymbro.SystemEvents.
+//
+// The events are sent in the order of specs/001 §2 whatever order the
+// model wrote things in (CONTRACT.md §7); order.go has the rules and the
+// repairs, which are reported in completed.metadata.violations.
 package jsonseq
 
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/gymbro"
@@ -19,17 +22,27 @@ import (
 // ContentType is the response Content-Type of a JSONSeq stream.
 const ContentType = "text/event-stream"
 
-// Encoder writes one JSONSeq stream.
+// Encoder writes one JSONSeq stream, in the order of specs/001 §2 whatever
+// order the events come in (see order).
 type Encoder struct {
 	sys gymbro.SystemEvents
 	// answerLen counts the code points of the final_delta texts: it is
 	// completed.reply_len, the length of the reply the client renders.
 	answerLen int64
+	order     order
+	// title is the phase title for a phase that has none.
+	title []byte
 }
 
 // New returns an Encoder for one stream.
 func New(meta transform.Meta) *Encoder {
-	return &Encoder{sys: gymbro.NewSystemEvents(meta)}
+	title := meta.ReasoningTitle
+	if title == "" {
+		title = transform.DefaultReasoningTitle
+	}
+	e := &Encoder{sys: gymbro.NewSystemEvents(meta), title: []byte(title)}
+	e.order.maxHold = meta.Limits.WithDefaults().MaxBlockBytes
+	return e
 }
 
 // Begin appends status queued and status working, as gymbro does.
@@ -37,63 +50,65 @@ func (e *Encoder) Begin(dst []byte) []byte {
 	return e.sys.AppendBegin(dst)
 }
 
-// AppendEvent appends the JSONSeq encoding of ev. Reasoning (<think> and
-// native reasoning) is not emitted (CONTRACT.md §5); KindRaw, KindPhaseEnd,
-// KindAnswerStart and the tool call's start and argument deltas have no
+// AppendEvent appends the JSONSeq encoding of ev, in the order of
+// specs/001 §2 (see order). Reasoning (<think> and native reasoning) is not
+// emitted (CONTRACT.md §5); KindRaw, KindPhaseEnd, KindAnswerStart,
+// KindAnswerEnd and the tool call's start and argument deltas have no
 // event of their own.
 func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	if e.sys.Done() {
 		return dst
 	}
+	o := &e.order
 	switch ev.Kind {
+	case transform.KindRaw:
+		o.offset += int64(len(ev.Text))
 	case transform.KindSerpSummary:
-		dst = appendText(e.head(dst, "serp_summary"), ev.Text)
+		dst = e.appendSummary(dst, ev.Text)
 	case transform.KindThinkingStart:
-		dst = gymbro.AppendEventTail(e.head(dst, "thinking_start"))
+		o.inThinking = true
 	case transform.KindThinkingEnd:
-		dst = gymbro.AppendEventTail(e.head(dst, "thinking_end"))
+		o.inThinking = false
+		if !o.inPhase {
+			dst = e.endThinking(dst)
+			dst = e.reasoningClosed(dst)
+		}
 	case transform.KindPhaseStart:
-		dst = appendID(e.head(dst, "phase_start"), ev.Index)
-		dst = append(dst, `,"title":`...)
-		dst = jsonout.AppendString(dst, ev.Text)
-		dst = gymbro.AppendEventTail(dst)
+		dst = e.appendPhaseStart(dst, ev)
 	case transform.KindPhaseDelta:
-		if len(ev.Text) > 0 {
-			dst = appendText(appendID(e.head(dst, "phase_delta"), ev.Index), ev.Text)
+		if o.inPhase {
+			dst = e.appendPhaseDelta(dst, ev.Text)
 		}
+	case transform.KindPhaseEnd:
+		o.inPhase, o.wireID = false, 0
+		dst = e.reasoningClosed(dst)
 	case transform.KindAnswerDelta:
-		if len(ev.Text) > 0 {
-			e.answerLen += int64(utf8.RuneCount(ev.Text))
-			dst = appendText(e.head(dst, "final_delta"), ev.Text)
-		}
+		dst = e.appendAnswer(dst, ev.Text)
 	case transform.KindSerpQueries:
-		dst = e.head(dst, "serp_queries")
-		dst = append(dst, `,"queries":`...)
-		dst = jsonout.AppendStrings(dst, ev.List)
-		dst = gymbro.AppendEventTail(dst)
-	case transform.KindAnswerEnd:
-		// final_end waits for the terminal event (see appendFinalEnd).
+		e.keepQueries(ev.List)
 	case transform.KindToolCallEnd:
-		dst = e.appendToolCall(dst, ev)
+		dst = e.appendToolCall(e.extraComes(dst), ev)
 	case transform.KindClarify:
-		dst = e.appendClarify(dst, ev.Clarify)
+		dst = e.appendClarify(e.extraComes(dst), ev.Clarify)
 	case transform.KindArtifacts:
-		dst = e.head(dst, "artifacts")
+		dst = e.head(e.extraComes(dst), "artifacts")
 		dst = append(dst, `,"items":`...)
 		dst = jsonout.AppendOrString(dst, ev.Text)
 		dst = gymbro.AppendEventTail(dst)
 	case transform.KindFinish:
 		// specs/001 §2 makes final_end mandatory: a reply that had no
 		// answer section (tool calls only) still ends its final part
-		// before completed. No final_delta is invented.
-		dst = e.appendFinalEnd(dst)
+		// before completed.
+		dst = e.appendEnding(dst, true)
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.answerLen)
 	case transform.KindError:
 		// No final_end: it would tell a client that ignores system events
 		// (specs/001 §3 lets it) that the answer is whole. A stream that
 		// fails closes its sections first, so an answer cut off mid-way
 		// and one the model had finished look alike here; neither is
-		// claimed complete.
+		// claimed complete. Held answer text is sent first: it is never
+		// left out.
+		dst = e.appendEnding(dst, false)
 		dst = e.sys.AppendError(dst, ev)
 	default:
 		dst = e.sys.AppendEvent(dst, ev)
@@ -156,4 +171,4 @@ func appendText(dst, text []byte) []byte {
 	return gymbro.AppendEventTail(dst)
 }
 
-var _ transform.Encoder = (*Encoder)(nil)
+var _ transform.Repairer = (*Encoder)(nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/jsonseq"
+	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // contentEvents are the JSONSeq content events (specs/001 §1) and the
@@ -114,12 +115,14 @@ func TestEvents(t *testing.T) {
 			[]string{`serp_summary {"text":"用户要计划"}`}},
 		{"thinking_phases", []transform.Event{encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "a"), encodertest.PhaseDelta(1, ""), encodertest.PhaseEnd(1), encodertest.Event(transform.KindThinkingEnd)},
 			[]string{`thinking_start {}`, `phase_start {"id":1,"title":"Scope"}`, `phase_delta {"id":1,"text":"a"}`, `thinking_end {}`}},
+		{"thinking_phases_end", []transform.Event{encodertest.Event(transform.KindThinkingStart), encodertest.Phase(1, "Scope"), encodertest.PhaseDelta(1, "a"), encodertest.PhaseEnd(1), encodertest.Event(transform.KindThinkingEnd), encodertest.Answer("x")},
+			[]string{`thinking_start {}`, `phase_start {"id":1,"title":"Scope"}`, `phase_delta {"id":1,"text":"a"}`, `thinking_end {}`, `final_delta {"text":"x"}`}},
 		{"reasoning_not_emitted", []transform.Event{encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("secret"), encodertest.Event(transform.KindReasoningEnd), encodertest.Raw("<think>secret</think>")},
 			nil},
 		{"final", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("a"), encodertest.Answer(""), {Kind: transform.KindSerpQueries, List: []string{"q"}}, encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("stop")},
 			[]string{`final_delta {"text":"a"}`, `serp_queries {"queries":["q"]}`, `final_end {}`, `completed`}},
-		{"empty_queries", []transform.Event{{Kind: transform.KindSerpQueries}},
-			[]string{`serp_queries {"queries":[]}`}},
+		{"empty_queries", []transform.Event{encodertest.Answer("a"), {Kind: transform.KindSerpQueries}, encodertest.Finish("stop")},
+			[]string{`final_delta {"text":"a"}`, `serp_queries {"queries":[]}`, `final_end {}`, `completed`}},
 		{"tool_call_object", []transform.Event{encodertest.ToolStart(0, "c1", "f"), encodertest.ToolArgs(0, "c1", "f", `{"a":`), encodertest.ToolEnd(0, "c1", "f", "{\"a\": [1,\n 2]}")},
 			[]string{`tool_call {"id":"c1","name":"f","args":{"a":[1,2]}}`}},
 		{"tool_call_invalid_json", []transform.Event{encodertest.ToolEnd(0, "c1", "f", `{"a": `)},
@@ -134,8 +137,9 @@ func TestEvents(t *testing.T) {
 			[]string{`artifacts {"items":["file-ready:pptx"]}`}},
 		{"artifacts_invalid", []transform.Event{encodertest.Text(transform.KindArtifacts, "[\"x\"")},
 			[]string{`artifacts {"items":"[\"x\""}`}},
+		// specs/001 §2 item 8: one final_delta or more before final_end.
 		{"final_end_without_answer", []transform.Event{encodertest.ToolEnd(0, "c", "f", "{}"), encodertest.Finish("tool_calls")},
-			[]string{`tool_call {"id":"c","name":"f","args":{}}`, `final_end {}`, `completed`}},
+			[]string{`tool_call {"id":"c","name":"f","args":{}}`, `final_delta {"text":""}`, `final_end {}`, `completed`}},
 		{"final_end_after_tool_calls", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"), encodertest.Event(transform.KindAnswerEnd), encodertest.ToolEnd(0, "c", "f", "{}"), encodertest.Finish("stop")},
 			[]string{`final_delta {"text":"x"}`, `tool_call {"id":"c","name":"f","args":{}}`, `final_end {}`, `completed`}},
 		// An error never claims the answer whole, even after the answer's
@@ -206,19 +210,22 @@ func BenchmarkEncoder(b *testing.B) {
 	encodertest.BenchmarkReply(b, newEncoder(), []transform.Event{encodertest.Routed("m", "id")}, transform.KindPhaseDelta, transform.KindAnswerDelta)
 }
 
-// FuzzEncoder feeds arbitrary event sequences: the encoder must not panic
-// and must write well-formed events. The order rules of specs/001 §2 hold
-// only for sequences that keep the pipeline's promises, so the fuzz target
-// checks what the system events share (encodertest.ReadGymBroSSE) only:
-// framing, JSON, the ids and the terminal event last.
+// FuzzEncoder feeds arbitrary event sequences, whether or not they keep
+// the pipeline's promises: the encoder must not panic, and the stream must
+// keep every rule of specs/001 (wiretest's checker) all the same, since
+// the order is the encoder's to keep (CONTRACT.md §7). Without a terminal
+// event the stream is ended with a finish.
 func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{10, 0, 11, 3, 12, 0, 22, 0}, "hello 世界 \xff \"x\"")
 	f.Add([]byte{19, 1, 16, 2, 18, 3, 13, 9, 25, 4, 23, 1}, "{\"a\":1}")
 	f.Add([]byte{24, 0, 7, 5, 8, 200, 9, 1}, "\xe4\xbd\xa0好")
+	f.Add([]byte{11, 1, 5, 0, 7, 3, 8, 3, 13, 0, 11, 2, 9, 1, 6, 0, 22, 0}, "answer before thought")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
 		meta := encodertest.Meta()
-		out := encodertest.Run(jsonseq.New(meta), encodertest.FuzzEvents(ops, pool))
-		if _, err := encodertest.ReadGymBroSSE(out, meta); err != nil {
+		meta.Limits.MaxBlockBytes = 8
+		evs := encodertest.Promised(encodertest.FuzzEvents(ops, pool))
+		out := encodertest.Run(jsonseq.New(meta), evs)
+		if _, err := wiretest.Check("jsonseq", out, meta); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	})

@@ -310,6 +310,14 @@ func (p *Pipeline) Summary() Summary {
 	if a, ok := p.parser.(*format.AutoParser); ok && a.Detected() != "" {
 		s.Format = string(a.Detected())
 	}
+	if r, ok := p.enc.(transform.Repairer); ok {
+		// The encoder's repairs of the order for its protocol (CONTRACT.md
+		// §7) are violations of the stream too, for its log and metrics.
+		codes, n := r.Repairs()
+		s.ViolationCount += n
+		room := max(0, min(MaxViolations-len(s.Violations), len(codes)))
+		s.Violations = append(s.Violations[:len(s.Violations):len(s.Violations)], codes[:room]...)
+	}
 	return s
 }
 

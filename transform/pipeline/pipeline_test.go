@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +254,23 @@ func TestViolationCap(t *testing.T) {
 	sum := p.Summary()
 	if sum.ViolationCount <= MaxViolations || len(sum.Violations) != MaxViolations {
 		t.Errorf("summary counts %d, lists %d", sum.ViolationCount, len(sum.Violations))
+	}
+}
+
+// TestRepairsInSummary checks that the repairs an encoder makes to keep
+// its protocol's order (CONTRACT.md §7) are counted with the stream's
+// violations: an aiplan thought after direct_response is left out of
+// jsonseq.
+func TestRepairsInSummary(t *testing.T) {
+	p, _ := New(Config{Format: format.AIPlan})
+	pr, _ := LookupProtocol("jsonseq")
+	p.Reset(pr.NewEncoder(transform.Meta{}), transform.Meta{})
+	p.Start(nil, "text/event-stream", "")
+	p.Feed(nil, []byte(sseBody(`{"content":"{\"direct_response\":\"x\",\"thought\":\"t\"}"}`, "finish:stop")))
+	p.Close(nil)
+	sum := p.Summary()
+	if !slices.Contains(sum.Violations, transform.CodeReasoningLeftOut) || sum.ViolationCount != len(sum.Violations) {
+		t.Errorf("summary violations %v (%d)", sum.Violations, sum.ViolationCount)
 	}
 }
 

@@ -108,10 +108,14 @@ const (
 // first 5 that remain are kept. broken holds every rule the list broke.
 // The result is never nil, so that encoders write [] rather than null; list
 // is not modified.
+//
+// A byte that is not UTF-8 becomes U+FFFD first, as every encoder writes
+// it (jsonout.AppendString), so that two queries that reach the client
+// alike count as duplicates, and the 80 characters are the client's.
 func CleanQueries(list []string) (out []string, broken QueryRules) {
 	out = make([]string, 0, min(len(list), maxQueries))
 	for _, q := range list {
-		q = strings.TrimSpace(q)
+		q = strings.TrimSpace(validUTF8(q))
 		switch {
 		case q == "":
 			broken |= 1 << QueryEmpty
@@ -146,4 +150,25 @@ func truncateRunes(s string, n int) string {
 		n--
 	}
 	return s
+}
+
+// validUTF8 returns s with each byte that is not part of a UTF-8 sequence
+// replaced by U+FFFD, one for one as jsonout.AppendString writes them; s
+// itself when it is valid.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -4,6 +4,11 @@
 // ask_user for tool calls, resource for serp queries and artifacts, then
 // done or error. The data objects have exactly the spec's shapes: unlike
 // gymbro and jsonseq they carry no message_id or request_id.
+//
+// The thinking comes before the reply and never after thinking_done,
+// whatever order the model wrote things in (CONTRACT.md §7); order.go has
+// the rules and the repairs, which reach the log through
+// transform.Repairer.
 package skillpet
 
 import (
@@ -44,6 +49,8 @@ type Encoder struct {
 	// lastArgsBeat is when the last tool_args_heartbeat was sent.
 	lastArgsBeat time.Time
 	done         bool
+	// order keeps thinking before the reply (see order).
+	order order
 }
 
 // New returns an Encoder for one stream. A Request in meta.Request with
@@ -55,38 +62,51 @@ func New(meta transform.Meta) *Encoder {
 		now = time.Now
 	}
 	req, _ := meta.Request.(Request)
-	return &Encoder{meta: meta, req: req, now: now}
+	e := &Encoder{meta: meta, req: req, now: now}
+	e.order.maxHold = meta.Limits.WithDefaults().MaxBlockBytes
+	return e
 }
 
 // Begin appends nothing: a skillpet stream has no opening event; the
 // response headers open it.
 func (e *Encoder) Begin(dst []byte) []byte { return dst }
 
-// AppendEvent appends the skillpet encoding of ev.
+// AppendEvent appends the skillpet encoding of ev, thinking before the
+// reply whatever order the events come in (see order).
 func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	if e.done {
 		return dst
 	}
+	o := &e.order
 	switch ev.Kind {
 	case transform.KindReasoningStart:
-		e.newBlock = true
+		o.inReasoning = true
+		e.openBlock()
+	case transform.KindReasoningEnd:
+		o.inReasoning = false
+		dst = e.reasoningClosed(dst)
+	case transform.KindThinkingStart:
+		o.inThinking = true
+	case transform.KindThinkingEnd:
+		o.inThinking = false
+		dst = e.reasoningClosed(dst)
 	case transform.KindReasoningDelta, transform.KindPhaseDelta:
-		dst = e.appendThinking(dst, ev.Text)
+		if e.mayThink(ev.Text) {
+			dst = e.appendThinking(dst, ev.Text)
+		}
 	case transform.KindPhaseStart:
-		e.newBlock = true
+		o.inPhase = true
+		e.openBlock()
 		// specs/002 has no phases: CONTRACT.md §5 writes each as
 		// "**<title>**\n\n<text>".
-		dst = e.appendThinkingTitle(dst, ev.Text)
-	case transform.KindAnswerStart:
-		dst = e.endThinking(dst)
-	case transform.KindAnswerDelta:
-		if len(ev.Text) == 0 {
-			break
+		if e.mayThink(ev.Text) {
+			dst = e.appendThinkingTitle(dst, ev.Text)
 		}
-		dst = e.endThinking(dst)
-		dst = append(dst, "event: token\ndata: {\"content\":"...)
-		dst = jsonout.AppendString(dst, ev.Text)
-		dst = append(dst, "}\n\n"...)
+	case transform.KindPhaseEnd:
+		o.inPhase = false
+		dst = e.reasoningClosed(dst)
+	case transform.KindAnswerDelta:
+		dst = e.appendAnswer(dst, ev.Text)
 	case transform.KindSerpSummary:
 		// A serp summary says what the model is looking for: a transient
 		// status line (specs/002 §3.2 status) that the first token clears.
@@ -96,13 +116,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = jsonout.AppendString(dst, ev.Text)
 		dst = append(dst, "}\n\n"...)
 	case transform.KindSerpQueries:
-		dst = e.appendSerpQueries(dst, ev.List)
-	case transform.KindToolCallStart:
-		dst = e.endThinking(dst)
+		dst = e.appendQueries(dst, ev.List)
 	case transform.KindToolArgsDelta:
 		dst = e.appendArgsHeartbeat(dst)
 	case transform.KindToolCallEnd:
-		dst = e.endThinking(dst)
+		dst = e.beginReply(dst)
 		if ev.Name == AskUserTool {
 			dst = appendAskUser(dst, ev.Text)
 		} else {
@@ -110,14 +128,17 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		}
 	case transform.KindClarify:
 		if ev.Clarify != nil {
-			dst = e.endThinking(dst)
+			dst = e.beginReply(dst)
 			dst = appendClarify(dst, ev.Clarify)
 		}
 	case transform.KindArtifacts:
+		if !isEmptyArray(ev.Text) {
+			dst = e.beginReply(dst)
+		}
 		dst = e.appendArtifacts(dst, ev.Text)
 	case transform.KindFinish:
 		e.done = true
-		dst = e.endThinking(dst)
+		dst = e.appendEnding(dst)
 		dst = append(dst, "event: done\ndata: {\"conversationId\":"...)
 		id := e.req.ConversationID
 		if id == "" {
@@ -127,7 +148,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = append(dst, "}\n\n"...)
 	case transform.KindError:
 		e.done = true
-		dst = e.endThinking(dst)
+		dst = e.appendEnding(dst)
 		// The spec's error has only a message: an empty one is replaced by
 		// the code, so that the user sees something.
 		dst = append(dst, "event: error\ndata: {\"message\":"...)
@@ -182,7 +203,7 @@ func appendToolStart(dst []byte, ev transform.Event) []byte {
 	return append(dst, "}\n\n"...)
 }
 
-var _ transform.Encoder = (*Encoder)(nil)
+var _ transform.Repairer = (*Encoder)(nil)
 
 // Request is what the skillpet request body (specs/002 §2.3) tells the
 // encoder: request_format skillpet puts it in transform.Meta.Request. A

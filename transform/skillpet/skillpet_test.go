@@ -9,6 +9,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/skillpet"
+	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // shapes are the exact data fields of each skillpet event (specs/002 §3):
@@ -198,14 +199,19 @@ func TestEvents(t *testing.T) {
 		{"reasoning_resumes_after_answer", nil, []transform.Event{
 			encodertest.Reasoning("a"), encodertest.Event(transform.KindAnswerStart), encodertest.Answer("x"),
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("b"), encodertest.Event(transform.KindReasoningEnd), encodertest.Answer("y"), encodertest.Finish("stop"),
+			// CONTRACT.md §7: no thinking after thinking_done; "b" is left
+			// out of this protocol (reported in the log).
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `token {"content":"x"}`,
-			`thinking {"content":"\n\nb"}`, `thinking_done {}`, `token {"content":"y"}`, `done {"conversationId":"msg-1"}`}},
+			`token {"content":"y"}`, `done {"conversationId":"msg-1"}`}},
 		{"conversation_id", func(m *transform.Meta) { m.Request = skillpet.Request{ConversationID: "conv_123"} }, []transform.Event{encodertest.Finish("stop")},
 			[]string{`done {"conversationId":"conv_123"}`}},
 		{"serp_summary_status", nil, []transform.Event{encodertest.Text(transform.KindSerpSummary, "正在理解需求")},
 			[]string{`status {"message":"正在理解需求"}`}},
-		{"serp_queries_resource", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{"q1", "q\"2"}}},
-			[]string{`resource {"resourceType":"serp_queries","data":["q1","q\"2"],"fallbackText":"相关搜索：q1、q\"2"}`}},
+		{"serp_queries_resource", nil, []transform.Event{encodertest.Answer("x"), {Kind: transform.KindSerpQueries, List: []string{"q1", "q\"2"}}},
+			[]string{`token {"content":"x"}`, `resource {"resourceType":"serp_queries","data":["q1","q\"2"],"fallbackText":"相关搜索：q1、q\"2"}`}},
+		// Before the reply, the serp queries wait for the end (see order).
+		{"serp_queries_before_reply", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{"q"}}, encodertest.Reasoning("r"), encodertest.Answer("x"), encodertest.Finish("stop")},
+			[]string{`thinking {"content":"r"}`, `thinking_done {}`, `token {"content":"x"}`, `resource {"resourceType":"serp_queries","data":["q"],"fallbackText":"相关搜索：q"}`, `done {"conversationId":"msg-1"}`}},
 		{"serp_queries_empty", nil, []transform.Event{{Kind: transform.KindSerpQueries, List: []string{}}}, nil},
 		{"artifacts_resource", nil, []transform.Event{encodertest.Text(transform.KindArtifacts, "[\"file-ready:pptx\", 3, \"quiz:1\"]")},
 			[]string{`resource {"resourceType":"artifacts","data":["file-ready:pptx",3,"quiz:1"],"fallbackText":"产物：file-ready:pptx、quiz:1"}`}},
@@ -315,9 +321,18 @@ func FuzzEncoder(f *testing.F) {
 	f.Add([]byte{2, 0, 7, 3, 8, 0, 11, 0, 22, 0}, "hello 世界 \xff \"x\"")
 	f.Add([]byte{14, 1, 15, 1, 16, 1, 25, 4, 18, 3, 23, 1}, `{"questions":[{"text":"q","choices":["a"]}]}`)
 	f.Add([]byte{24, 0, 13, 5, 4, 200, 9, 1}, "\xe4\xbd\xa0好")
+	f.Add([]byte{11, 0, 1, 0, 2, 3, 3, 0, 5, 0, 7, 1, 8, 2, 9, 1, 6, 0}, "answer before thought")
 	f.Fuzz(func(t *testing.T, ops []byte, pool string) {
-		out := encodertest.Run(skillpet.New(encodertest.Meta()), encodertest.FuzzEvents(ops, pool))
+		meta := encodertest.Meta()
+		meta.Limits.MaxBlockBytes = 8
+		// Whatever the order of the events, the stream keeps the spec's
+		// (CONTRACT.md §7); the pipeline's other promises stand.
+		evs := encodertest.Promised(encodertest.FuzzEvents(ops, pool))
+		out := encodertest.Run(skillpet.New(meta), evs)
 		if err := checkStream(out); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := wiretest.Check("skillpet", out, meta); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	})

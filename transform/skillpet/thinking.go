@@ -40,11 +40,10 @@ func (e *Encoder) openThinking(dst []byte) []byte {
 	return dst
 }
 
-// endThinking appends thinking_done when thinking events were sent since
-// the last one (specs/002 §3.2: only if any thinking was sent). It runs when
-// the answer or a tool call begins and before done or error, so reasoning
-// that resumes later (native reasoning interleaved with content) gets its
-// own thinking_done.
+// endThinking appends thinking_done when thinking events were sent that
+// none ended (specs/002 §3.2: only if any thinking was sent). It runs when
+// the reply begins (see order) and before done or error; no thinking
+// follows it.
 func (e *Encoder) endThinking(dst []byte) []byte {
 	if !e.thinking {
 		return dst

@@ -14,6 +14,10 @@ func (p *Parser) act() {
 	case mComment:
 		p.enterComment(tag, off)
 	case mAttrs: // only entered where <phase> is legal
+		if p.m.miscased {
+			p.misfit(tag, off, tag[1:len("<phase")])
+			return
+		}
 		p.actTag(tagPhase, tag, off)
 	case mSelfClose:
 		p.misfit(tag, off, tag[1:len(tag)-2])
@@ -32,8 +36,9 @@ func (p *Parser) act() {
 }
 
 // misfit handles a tag-shaped text that is not structural here: it stays
-// text, and is reported as unknown (not in the specs/000 §2 whitelist) or
-// misplaced. detail is the name, with "/" for a closing tag.
+// text, and is reported as unknown (not in the specs/000 §2 whitelist),
+// mis-cased (a whitelisted name in other letter case) or misplaced. detail
+// is the name, with "/" for a closing tag.
 func (p *Parser) misfit(tag []byte, off int64, detail []byte) {
 	name := detail
 	if len(name) > 0 && name[0] == '/' {
@@ -42,6 +47,8 @@ func (p *Parser) misfit(tag []byte, off int64, detail []byte) {
 	code := CodeUnknownTag
 	if _, ok := lookupTag(name, false); ok {
 		code = CodeMisplacedTag
+	} else if _, ok := lookupTagFold(name, false); ok {
+		code = CodeMiscasedTag
 	}
 	p.violation(code, off, detail)
 	p.text(tag, off)
@@ -98,9 +105,6 @@ func (p *Parser) literalFinal(tag []byte, off int64) {
 // topTag handles a tag between blocks. tag is nil when the bytes were
 // already reported as skipped.
 func (p *Parser) topTag(id tagID, tag []byte, off int64) {
-	stray := p.cur.stray
-	p.closeStray()
-	p.skip(tag)
 	var b block
 	switch id {
 	case tagThink:
@@ -112,14 +116,15 @@ func (p *Parser) topTag(id tagID, tag []byte, off int64) {
 	case tagFinal:
 		b = blockFinal
 	default:
-		// A closer with nothing open, e.g. </think> when the prompt opened
-		// <think> but the route does not say so. </final> after stray
-		// text closes that answer, which unexpected_text reported.
-		if id != tagFinalEnd || !stray {
-			p.violation(CodeStrayCloseTag, off, tag[1:len(tag)-1])
-		}
+		// A closer with nothing open (</think> when the prompt opened
+		// <think> but the route does not say so, </final> after text no
+		// <final> opened) stays text where it stands: dropping it would
+		// glue the words around it together (CONTRACT.md §7).
+		p.strayClose(tag, off)
 		return
 	}
+	p.closeStray()
+	p.skip(tag)
 	if b == blockFinal {
 		p.checkBody(off)
 	}
@@ -179,9 +184,17 @@ func (p *Parser) thinkingTag(id tagID, tag []byte, off int64) {
 	case tagThinkingEnd:
 		p.endThinking(tag)
 	default: // </phase>, </title>
-		p.violation(CodeStrayCloseTag, off, tag[1:len(tag)-1])
-		p.skip(tag)
+		p.strayClose(tag, off)
 	}
+}
+
+// strayClose handles a closing tag with nothing to close: it is reported
+// and stays text where it stands, which at top level makes it answer text
+// and inside <thinking> opens an implicit phase, as any other text there
+// (CONTRACT.md §7: tags included).
+func (p *Parser) strayClose(tag []byte, off int64) {
+	p.violation(CodeStrayCloseTag, off, tag[1:len(tag)-1])
+	p.text(tag, off)
 }
 
 // headTag handles a tag between <phase> and its title or text.

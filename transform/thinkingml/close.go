@@ -1,6 +1,9 @@
 package thinkingml
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/parsekit"
+)
 
 // Close ends the reply: it releases held bytes as text, closes every open
 // section, reports what is unterminated or missing (TM09, TM10, TM30,
@@ -102,21 +105,42 @@ func (p *Parser) fatal(code string, off, upTo int64, msg string) {
 	p.st = stDead
 }
 
-// tagTooLong ends the stream because a <phase> tag's attributes outgrew
-// Limits.MaxTagBytes; the held bytes are text first, so none is lost.
+// tagTooLong releases a held <phase …> tag whose attributes outgrew
+// Limits.MaxTagBytes: its bytes are text where it stands, reported as
+// tag_too_long (CONTRACT.md §7: a tag candidate longer than max_tag is
+// released as text, not fatal). The candidate holds no '<' but its first
+// byte (attrLexer fails on one), so nothing in it can start another tag.
 func (p *Parser) tagTooLong() {
 	tag, off := p.pend, p.pendOff
-	p.pend = p.pend[:0]
-	end := off + int64(len(tag))
+	p.pend = p.pend[:0] // tag still views the bytes; nothing refills pend here
+	p.violation(CodeTagTooLong, off, tag[1:len("<phase")])
 	p.text(tag, off)
-	if p.st != stDead {
-		p.fatal(transform.CodeTagTooLong, off, end, "a <phase> tag is longer than max_tag bytes")
-	}
 }
 
 // blockTooLong ends the stream because the held block, which is the input
-// from blockOff on, outgrew Limits.MaxBlockBytes. The raw reply is emitted
-// up to the first byte over the limit, wherever the chunks were cut.
+// from blockOff on, outgrew Limits.MaxBlockBytes; the block holds its
+// first MaxBlockBytes bytes. They are delivered first, cut to whole
+// characters, as what the block would have become without its end (so
+// that text up to the limit is not lost): a <serp> as the summary, a
+// <title> as the text of a phase titled ReasoningTitle, the serp_queries
+// comment as answer text. The raw reply is emitted as far, so that it
+// ends on a whole character too, wherever the chunks were cut.
 func (p *Parser) blockTooLong(msg string) {
-	p.fatal(transform.CodeBlockTooLong, p.blockOff, p.blockOff+int64(p.maxBlock)+1, msg)
+	held := p.block[:len(p.block)-parsekit.IncompleteSuffix(p.block)]
+	switch p.st {
+	case stSerp:
+		p.emit(transform.Event{Kind: transform.KindSerpSummary, Text: held})
+	case stTitle:
+		p.violation(CodeMissingTitle, p.blockOff, nil)
+		p.phaseStart(p.cur.phase, p.reasoningTitle())
+		p.st = stPhase
+		p.delta(transform.KindPhaseDelta, held)
+	case stComment:
+		p.st = stFinal
+		p.finalText(held, p.blockOff)
+		p.delta(transform.KindAnswerDelta, p.space)
+		p.space = p.space[:0]
+	}
+	p.block = p.block[:0]
+	p.fatal(transform.CodeBlockTooLong, p.blockOff, p.blockOff+int64(len(held)), msg)
 }

@@ -4,8 +4,8 @@ import "github.com/llmstream/llmstream/transform/serp"
 
 // The violation codes the parser reports (transform.KindViolation). Each is
 // a structural anomaly after which the model's text still reaches the
-// client (CONTRACT.md §4); Offset is where in the reply it was found and
-// Text a short detail, usually the tag involved.
+// client, tags included (CONTRACT.md §4, §7); Offset is where in the reply
+// it was found and Text a short detail, usually the tag involved.
 const (
 	// CodeUnexpectedText: non-whitespace text at top level, outside every
 	// block (PARSING.md TM25, TM18). It becomes answer text; reported once
@@ -24,13 +24,26 @@ const (
 	// CodeMisplacedTag: a whitelisted tag where it has no meaning (<think>
 	// inside a phase, <title/>). Text is the tag name. The tag stays text.
 	CodeMisplacedTag = "misplaced_tag"
+	// CodeMiscasedTag: a tag spelled like a whitelisted one but for the
+	// case of its letters (<Think>, </FINAL>, <Phase id="1">). Tags are
+	// case-sensitive (PARSING.md TM18), so it stays text. Text is the name
+	// as written, with a leading "/" for a closing tag.
+	CodeMiscasedTag = "miscased_tag"
 	// CodeStrayCloseTag: a closing tag with nothing to close (</think> at
-	// top level, </phase> between phases). It is dropped.
+	// top level, </phase> between phases, </final> after text that no
+	// <final> opened). It stays text where it stands (CONTRACT.md §7), so
+	// the words around it are not glued together.
 	CodeStrayCloseTag = "stray_close_tag"
 	// CodeLiteralFinalTag: a literal <final> or </final> inside <thinking>
 	// or <think>, which specs/000 §1 forbids. It is text, escaped in the raw
 	// reply as &lt;final&gt; / &lt;/final&gt;.
 	CodeLiteralFinalTag = "literal_final_tag"
+	// CodeTagTooLong: a <phase …> tag whose attributes outgrew
+	// Limits.MaxTagBytes (a model adding an attribute). The bytes held are
+	// released as text where they stand, and the scan goes on (CONTRACT.md
+	// §7: only max_reply, max_sse_line and max_block end a stream). Text is
+	// "phase" as written.
+	CodeTagTooLong = "tag_too_long"
 	// CodeAttrSyntax: a <phase> tag whose attributes are not exactly
 	// id="N": other quotes, no quotes, extra spaces or attributes (TM21).
 	CodeAttrSyntax = "attr_syntax"

@@ -71,6 +71,7 @@ func (p *Parser) scanComment(b []byte, i int) int {
 // comment outgrows Limits.MaxBlockBytes.
 func (p *Parser) growBlock(b []byte) bool {
 	if len(p.block)+len(b) > p.maxBlock {
+		p.block = append(p.block, b[:p.maxBlock-len(p.block)]...)
 		p.blockTooLong("the serp_queries comment is longer than max_block bytes")
 		return false
 	}

@@ -23,15 +23,30 @@ func conservation(opts transform.ParserOptions, chunks [][]byte) error {
 	var evs []transform.Event
 	var bad error
 	p := New(opts)
+	// A closing tag is skipped only if it closes something (CONTRACT.md
+	// §7): the structural event right before or right after it ends a
+	// section. lastClosed says the last one did; wantClose that the next
+	// one must.
+	lastClosed, wantClose := false, false
 	p.skipped = func(span []byte) {
 		if bad == nil {
 			bad = checkSkipped(span)
+		}
+		if bytes.HasPrefix(span, []byte("</")) && !lastClosed {
+			wantClose = true
 		}
 		rebuilt = append(rebuilt, span...)
 	}
 	synth := false // the last violation gives the next PhaseStart a made-up title
 	emit := func(ev transform.Event) {
 		evs = append(evs, ev)
+		if ev.Kind != transform.KindViolation && ev.Kind != transform.KindRaw {
+			lastClosed = closesSection(ev.Kind)
+			if wantClose && !lastClosed && bad == nil {
+				bad = fmt.Errorf("a closing tag was skipped but closed nothing; next event %s", transformtest.Token(ev))
+			}
+			wantClose = false
+		}
 		switch ev.Kind {
 		case transform.KindViolation:
 			synth = ev.Code == CodeMissingTitle || ev.Code == CodeEmptyTitle || ev.Code == CodeTextOutsidePhase
@@ -49,6 +64,9 @@ func conservation(opts transform.ParserOptions, chunks [][]byte) error {
 		p.Feed(c, emit)
 	}
 	p.Close(emit)
+	if wantClose && bad == nil {
+		bad = fmt.Errorf("the last closing tag was skipped but closed nothing")
+	}
 	if bad != nil {
 		return bad
 	}
@@ -89,4 +107,16 @@ func checkSkipped(span []byte) error {
 		}
 	}
 	return fmt.Errorf("skipped span %q is not whitespace, a whitelisted tag or a serp_queries comment", span)
+}
+
+// closesSection reports whether an event of kind k ends what a closing
+// tag closes: </think>, </serp>, </title> (the phase starts), </phase>,
+// </thinking>, </final>.
+func closesSection(k transform.Kind) bool {
+	switch k {
+	case transform.KindReasoningEnd, transform.KindSerpSummary, transform.KindPhaseStart,
+		transform.KindPhaseEnd, transform.KindThinkingEnd, transform.KindAnswerEnd:
+		return true
+	}
+	return false
 }

@@ -37,20 +37,28 @@
 //
 // # Policies
 //
-// Leniency: every structural anomaly is a KindViolation (Code, Offset in
-// the reply, Text a short detail such as the tag name; the codes are the
-// Code constants of this package) and the model's text still reaches the
-// client. Only these are fatal, as a KindError after which input is
-// ignored (open sections are closed first):
+// Lose nothing (CONTRACT.md §7): every structural anomaly is a
+// KindViolation (Code, Offset in the reply, Text a short detail such as
+// the tag name; the codes are the Code constants of this package) and the
+// model's text still reaches the client, verbatim and tags included: a
+// byte of the reply is left out of the text events only when it is markup
+// that acts (a tag that opens or closes a section, structural whitespace,
+// the serp_queries comment, which becomes SerpQueries). Only these are
+// fatal, as a KindError after which input is ignored (open sections are
+// closed first):
 //   - the whole reply, modulo surrounding whitespace (at most 256 bytes on
 //     either side), being exactly <<ParsingError>>:
 //     transform.CodeModelParsingError, and no other event at all, not even
 //     Raw. Until that is settled the start of the reply is held.
-//   - a <phase> tag longer than Limits.MaxTagBytes: transform.CodeTagTooLong,
-//     after the held bytes are emitted as text.
 //   - a held block (<title>, <serp>, serp_queries comment) longer than
-//     Limits.MaxBlockBytes: transform.CodeBlockTooLong. The held block is
-//     not emitted.
+//     Limits.MaxBlockBytes: transform.CodeBlockTooLong. Its first
+//     MaxBlockBytes bytes, cut to whole characters, are delivered first as
+//     what the block would have become: the summary, the text of a phase
+//     titled ReasoningTitle (missing_title), answer text.
+//
+// A <phase …> tag longer than Limits.MaxTagBytes (a model adding an
+// attribute) is not fatal: the held bytes are released as text where they
+// stand, reported as tag_too_long, and the scan goes on.
 //
 // Whitespace before the first tag and between blocks gives no events
 // (TM04, TM05). Text inside <think>, phase bodies and <final> is verbatim,
@@ -66,9 +74,10 @@
 // emitted if needed and AnswerEnd at the next structural tag or the end.
 // Whitespace inside such a run is answer text. Each run is reported once:
 // unexpected_text, or trailing_text after </final> (TM33). A closing tag
-// at top level with nothing to close (</think>, </phase>, …) is dropped
-// and reported as stray_close_tag; </final> ends a run of stray answer
-// text without a report.
+// with nothing to close (</think> at top level, </phase> between phases,
+// </final> after text that no <final> opened) is reported as
+// stray_close_tag and stays text where it stands, so that the words
+// around it are not glued together (TM25).
 //
 // Inside <thinking> but outside any phase whitespace is ignored; other text
 // (an unknown tag too, TM19) opens an implicit phase with the previous id
@@ -82,7 +91,10 @@
 // (Text: the name, "/name" for a closing tag). Only <name>, </name> and
 // <name/> count as tags for these reports; "<name " is text, so that
 // "a <b and" is not reported. Everything is case-sensitive (TM18); "<think
-// >" and "<think/>" are not <think>. A literal <final> or </final> inside
+// >" and "<think/>" are not <think>. A whitelisted name in another letter
+// case (<Think>, </FINAL>, <Phase id="1">) is reported as miscased_tag
+// wherever the exact tag would be one, <final> and top level included,
+// and stays text. A literal <final> or </final> inside
 // <thinking> or <think> is text (plain in the deltas, escaped in Raw) and
 // is reported as literal_final_tag, since specs/000 §1 forbids it.
 // <<ParsingError>> anywhere but as the whole reply is text, reported as

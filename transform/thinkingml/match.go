@@ -28,7 +28,10 @@ const (
 type matcher struct {
 	mode    matchMode
 	closing bool
-	attrs   attrLexer
+	// miscased: a "<Phase " (any case but "phase") is being held for its
+	// attributes, to be reported as mis-cased and kept as text.
+	miscased bool
+	attrs    attrLexer
 }
 
 // match offers byte c to the held candidate. The candidate never holds a
@@ -106,8 +109,10 @@ func (p *Parser) matchName(c byte, r *rules) matchResult {
 			}
 		}
 	case c == '>':
+		// A tag of this state in any letter case completes: act reports
+		// one spelled in another case as mis-cased and keeps it text.
 		if !r.sniff {
-			if id, ok := lookupTag(name, m.closing); !ok || !r.tags.has(id) {
+			if id, ok := lookupTagFold(name, m.closing); !ok || !r.tags.has(id) {
 				return rFail
 			}
 		}
@@ -115,8 +120,9 @@ func (p *Parser) matchName(c byte, r *rules) matchResult {
 		return rDone
 	case c == '/' && !m.closing && r.sniff:
 		m.mode = mSelfClose
-	case isSpace(c) && !m.closing && r.tags.has(tagPhase) && string(name) == "phase":
+	case isSpace(c) && !m.closing && r.tags.has(tagPhase) && foldEqual(name, "phase"):
 		m.mode = mAttrs
+		m.miscased = string(name) != "phase"
 		m.attrs = attrLexer{}
 		m.attrs.begin()
 	default:

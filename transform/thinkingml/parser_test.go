@@ -18,18 +18,27 @@ func TestPolicies(t *testing.T) {
 		input string
 		want  string
 	}{
+		// A held block over max_block ends the stream, but what was held up
+		// to the limit is delivered first, as what the block would have
+		// been: phase text, the summary, answer text.
 		{"title_too_long", tight, `<thinking><phase id="1"><title>` + strings.Repeat("t", 17) + "</title>",
-			`TH{ TH} E(block_too_long)`},
+			`TH{ V(missing_title@31) P{1 "Thought"} P1"tttttttttttttttt" P1} TH} E(block_too_long)`},
+		{"title_too_long_mid_rune", tight, `<thinking><phase id="1"><title>` + strings.Repeat("计划", 3) + "</title>",
+			`TH{ V(missing_title@31) P{1 "Thought"} P1"计划计划计" P1} TH} E(block_too_long)`},
 		{"serp_too_long", tight, "<think>a</think><serp>" + strings.Repeat("s", 17) + "</serp>",
-			`R{ R"a" R} E(block_too_long)`},
+			`R{ R"a" R} S"ssssssssssssssss" E(block_too_long)`},
 		{"comment_too_long", tight, head + "A <!-- <serp_queries>\n[\"q\"]\n</serp_queries> -->",
-			`TH{ P{1 "T"} P1"x" P1} TH} F{ F"A" F} E(block_too_long)`},
+			`TH{ P{1 "T"} P1"x" P1} TH} F{ F"A <!-- <serp_queri" F} E(block_too_long)`},
 		{"title_fits", tight, `<thinking><phase id="1"><title>` + strings.Repeat("t", 16) + "</title></phase></thinking>",
 			`TH{ P{1 "tttttttttttttttt"} P1} TH} V(missing_final@74)`},
 		{"tag_fits", tight, `<thinking><phase id="1"    ></phase></thinking>`,
 			`TH{ V(attr_syntax@10:<phase id="1"    >) V(missing_title@28) P{1 "Thought"} P1} TH} V(missing_final@47)`},
+		// CONTRACT.md §7: a tag over max_tag is text, not fatal; the
+		// </phase> it would have opened then closes the implicit phase.
 		{"tag_too_long", tight, `<thinking><phase id="1"        ></phase></thinking>`,
-			`TH{ V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"       " P1} TH} E(tag_too_long)`},
+			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"        >" P1} TH} V(missing_phase@51) V(missing_final@51)`},
+		{"tag_too_long_then_phase", tight, `<thinking><phase id="1" title="a long one"><phase id="2"><title>B</title>b</phase></thinking>`,
+			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\" title=\"a long one\">" P1} P{2 "B"} P2"b" P2} TH} V(missing_final@93)`},
 		{"prompt_marker", prompt, " <<ParsingError>>\n", `E(model_parsing_error)`},
 		{"prompt_space", prompt, "\n reasoning</think>",
 			`R{ R"\n reasoning" R} V(missing_thinking@19) V(missing_phase@19) V(missing_final@19)`},
@@ -37,8 +46,10 @@ func TestPolicies(t *testing.T) {
 			`V(unexpected_text@0) F{ F"<<Pars" F} V(missing_thinking@6) V(missing_phase@6) V(missing_final@6)`},
 		{"empty", transform.ParserOptions{}, "", `V(missing_thinking@0) V(missing_phase@0) V(missing_final@0)`},
 		{"space_only", transform.ParserOptions{}, " \n", `V(missing_thinking@2) V(missing_phase@2) V(missing_final@2)`},
+		// </final> after text that no <final> opened closes nothing: it
+		// stays text (CONTRACT.md §7).
 		{"stray_final_close", transform.ParserOptions{}, "<thinking></thinking>answer</final>",
-			`TH{ TH} V(unexpected_text@21) F{ F"answer" F} V(missing_phase@35) V(missing_final@35)`},
+			`TH{ TH} V(unexpected_text@21) F{ F"answer" V(stray_close_tag@27:/final) F"</final>" F} V(missing_phase@35) V(missing_final@35)`},
 		{"phase_no_title_then_phase", transform.ParserOptions{}, `<thinking><phase id="1"><phase id="2"><title>B</title></phase></thinking>`,
 			`TH{ V(missing_title@24) P{1 "Thought"} P1} V(implicit_phase_close@24) P{2 "B"} P2} TH} V(missing_final@73)`},
 		{"title_cut_by_thinking", transform.ParserOptions{}, `<thinking><phase id="1"><title>A</thinking>`,

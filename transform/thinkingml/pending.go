@@ -17,7 +17,7 @@ func (p *Parser) stepPending(b []byte, i int) int {
 			return i
 		case rTooLong:
 			p.tagTooLong()
-			return i
+			return i // the byte is scanned again, as text or a new '<'
 		}
 	}
 	return i

@@ -27,9 +27,10 @@ func TestPhaseTags(t *testing.T) {
 		{"not_attrs", `<phase 1 of 3>`, `V(text_outside_phase@10) P{1 "Thought"} P1"<phase 1 of 3>" V(title_after_text@24) P1"<title>A" V(misplaced_tag@32:/title) P1"</title>"`},
 		{"lt_in_value", `<phase id="<1">`, `V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"<1\">" V(title_after_text@25) P1"<title>A" V(misplaced_tag@33:/title) P1"</title>"`},
 		{"selfclose", `<phase/>`, `V(misplaced_tag@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase/>" V(title_after_text@18) P1"<title>A" V(misplaced_tag@26:/title) P1"</title>"`},
-		// Case matters (TM18); "<Phase " is followed by a space, so it is
-		// not even reported as an unknown tag.
-		{"upper", `<Phase id="1">`, `V(text_outside_phase@10) P{1 "Thought"} P1"<Phase id=\"1\">" V(title_after_text@24) P1"<title>A" V(misplaced_tag@32:/title) P1"</title>"`},
+		// Case matters (TM18): a mis-cased <Phase …> is reported and stays
+		// text, so its phase is an implicit one.
+		{"upper", `<Phase id="1">`, `V(miscased_tag@10:Phase) V(text_outside_phase@10) P{1 "Thought"} P1"<Phase id=\"1\">" V(title_after_text@24) P1"<title>A" V(misplaced_tag@32:/title) P1"</title>"`},
+		{"upper_not_attrs", `<PHASE 1 of 3>`, `V(text_outside_phase@10) P{1 "Thought"} P1"<PHASE 1 of 3>" V(title_after_text@24) P1"<title>A" V(misplaced_tag@32:/title) P1"</title>"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,15 +99,44 @@ func lookupTag(name []byte, closing bool) (tagID, bool) {
 	return 0, false
 }
 
-// prefixOf reports whether name starts one of the tags in s.
+// lookupTagFold is lookupTag ignoring ASCII letter case: it finds the
+// whitelisted tag a mis-cased name (<Think>, </FINAL>) stands for.
+func lookupTagFold(name []byte, closing bool) (tagID, bool) {
+	for id := range numTags {
+		if t := tagTable[id]; t.closing == closing && foldEqual(name, t.name) {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// prefixOf reports whether name starts one of the tags in s, in any
+// letter case, so that a mis-cased tag is held long enough to be reported.
 func (s tagSet) prefixOf(name []byte, closing bool) bool {
 	for id := range numTags {
 		t := tagTable[id]
-		if s.has(id) && t.closing == closing && len(name) <= len(t.name) && string(name) == t.name[:len(name)] {
+		if s.has(id) && t.closing == closing && len(name) <= len(t.name) && foldEqual(name, t.name[:len(name)]) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldEqual reports whether name equals lower, a lower-case ASCII tag
+// name, ignoring the case of name's ASCII letters.
+func foldEqual(name []byte, lower string) bool {
+	if len(name) != len(lower) {
+		return false
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // The literal byte sequences the scanner matches besides tags.

@@ -98,6 +98,7 @@ func (p *Parser) startUntitled(off int64) {
 // holdBlock appends text to the held <serp> or <title>.
 func (p *Parser) holdBlock(b []byte) {
 	if len(p.block)+len(b) > p.maxBlock {
+		p.block = append(p.block, b[:p.maxBlock-len(p.block)]...)
 		p.blockTooLong("a <serp> or <title> block is longer than max_block bytes")
 		return
 	}

@@ -69,15 +69,19 @@ var tmCases = []tmCase{
 	// serp_queries comment, TM27), so it follows the violation.
 	{name: "TM17", chunks: []string{head + "a <<ParsingError>> b" + serpTail},
 		want: headEvs + `F"a" V(parsing_error_marker@69) F" <<ParsingError>> b" Q["q"] F}`},
-	// TM18: lenient, as answer text (strict would be E(unexpected_text)).
+	// TM18: lenient, as answer text (strict would be E(unexpected_text)),
+	// the mis-cased tags reported as such (CONTRACT.md §7).
 	{name: "TM18/Think", chunks: []string{"<Think>"},
-		want: `V(unexpected_text@0) F{ F"<Think>" F} V(missing_thinking@7) V(missing_phase@7) V(missing_final@7)`},
+		want: `V(miscased_tag@0:Think) V(unexpected_text@0) F{ F"<Think>" F} V(missing_thinking@7) V(missing_phase@7) V(missing_final@7)`},
 	{name: "TM18/THINK", chunks: []string{"<THINK>"},
-		want: `V(unexpected_text@0) F{ F"<THINK>" F} V(missing_thinking@7) V(missing_phase@7) V(missing_final@7)`},
-	{name: "TM18/space", chunks: []string{"<think >"},
-		want: `V(unexpected_text@0) F{ F"<think >" F} V(missing_thinking@8) V(missing_phase@8) V(missing_final@8)`},
-	{name: "TM18/selfclose", chunks: []string{"<think/>"},
-		want: `V(unexpected_text@0) F{ F"<think/>" F} V(missing_thinking@8) V(missing_phase@8) V(missing_final@8)`},
+		want: `V(miscased_tag@0:THINK) V(unexpected_text@0) F{ F"<THINK>" F} V(missing_thinking@7) V(missing_phase@7) V(missing_final@7)`},
+	{name: "TM18/close_in_think", chunks: []string{"<think>a</Think>b</think>"},
+		want: `R{ R"a" V(miscased_tag@8:/Think) R"</Think>b" R} V(missing_thinking@25) V(missing_phase@25) V(missing_final@25)`},
+	// In <final> only </final> is a tag: </FINAL> is answer text, reported.
+	{name: "TM18/final_close", chunks: []string{head + "a</FI", "NAL>b" + serpTail},
+		want: headEvs + `F"a" V(miscased_tag@68:/FINAL) F"</FINAL>b" Q["q"] F}`},
+	{name: "TM18/thinking", chunks: []string{"<Thinking><phase id=\"1\"><title>A</title>x</phase></Thinking>"},
+		want: `V(miscased_tag@0:Thinking) V(unexpected_text@0) F{ F"<Thinking><phase id=\"1\"><title>A" V(stray_close_tag@32:/title) F"</title>x" V(stray_close_tag@41:/phase) F"</phase>" V(miscased_tag@49:/Thinking) F"</Thinking>" F} V(missing_thinking@60) V(missing_phase@60) V(missing_final@60)`},
 	// TM19: lenient: unknown_tag, and the text opens an implicit phase.
 	{name: "TM19", chunks: []string{"<thinking><note>x</note>"},
 		want: `TH{ V(unknown_tag@10:note) V(text_outside_phase@10) P{1 "Thought"} P1"<note>x" V(unknown_tag@17:/note) P1"</note>" P1} TH} V(unterminated_thinking@24) V(missing_phase@24) V(missing_final@24)`},
@@ -93,8 +97,15 @@ var tmCases = []tmCase{
 		want: `TH{ V(bad_phase_id@10:x) P{1 "A"} P1"x" P1} TH} V(missing_final@60)`},
 	{name: "TM21/no_id", chunks: []string{"<thinking><phase><title>A</title>x</phase></thinking>"},
 		want: `TH{ V(bad_phase_id@10) P{1 "A"} P1"x" P1} TH} V(missing_final@53)`},
+	// TM21: attribute text over max_tag (64 B) is text where it stands, not
+	// E(tag_too_long): CONTRACT.md §7 lets only max_reply, max_sse_line and
+	// max_block end a stream. The title after it is phase text too.
 	{name: "TM21/tag_too_long", chunks: []string{"<thinking><phase id=\"1\"" + spaces(60) + "><title>A</title>"},
-		want: `TH{ V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"` + spaces(51) + `" P1} TH} E(tag_too_long)`},
+		want: `TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"` + spaces(60) + `>" V(title_after_text@84) P1"<title>A" V(misplaced_tag@92:/title) P1"</title>" P1} TH} V(unterminated_thinking@100) V(missing_phase@100) V(missing_final@100)`},
+	// A model adding an attribute: the reasoning and the answer still come
+	// through.
+	{name: "TM21/extra_attribute", chunks: []string{`<thinking><phase id="1" title="Understanding what the user wants from the plan"><title>A</title>x</phase></thinking><final>y` + serpTail},
+		want: `TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\" title=\"Understanding what the user wants from the plan\">" V(title_after_text@80) P1"<title>A" V(misplaced_tag@88:/title) P1"</title>x" P1} TH} V(missing_phase@116) F{ F"y" Q["q"] F}`},
 	{name: "TM22/duplicate", chunks: []string{`<thinking><phase id="1"><title>A</title>x</phase><phase id="1"><title>B</title>y</phase></thinking>`},
 		want: `TH{ P{1 "A"} P1"x" P1} V(duplicate_phase_id@49:1) P{1 "B"} P1"y" P1} TH} V(missing_final@99)`},
 	{name: "TM22/order", chunks: []string{`<thinking><phase id="2"><title>A</title>x</phase><phase id="1"><title>B</title>y</phase></thinking>`},
@@ -107,6 +118,15 @@ var tmCases = []tmCase{
 	// TM25: lenient: unexpected_text, and the text is answer text.
 	{name: "TM25", chunks: []string{"<think>a</think>oops<thinking>"},
 		want: `R{ R"a" R} V(unexpected_text@16) F{ F"oops" F} TH{ TH} V(unterminated_thinking@30) V(missing_phase@30) V(missing_final@30)`},
+	// TM25 as PARSING.md writes it: the stray </think> is answer text too,
+	// so that "</think>" and "oops" reach the client as written.
+	{name: "TM25/stray_close", chunks: []string{"</think>oops<thinking>"},
+		want: `V(stray_close_tag@0:/think) V(unexpected_text@0) F{ F"</think>oops" F} TH{ TH} V(unterminated_thinking@22) V(missing_phase@22) V(missing_final@22)`},
+	// A stray closer between words does not glue them together.
+	{name: "TM25/between_words", chunks: []string{"<final>a</final>one</th", "ink>two"},
+		want: `V(missing_thinking@0) V(missing_phase@0) F{ F"a" V(missing_serp_queries@8) F} V(trailing_text@16) F{ F"one" V(stray_close_tag@19:/think) F"</think>two" F}`},
+	{name: "TM25/in_thinking", chunks: []string{"<thinking></phase>x</thinking>"},
+		want: `TH{ V(stray_close_tag@10:/phase) V(text_outside_phase@10) P{1 "Thought"} P1"</phase>x" P1} TH} V(missing_phase@30) V(missing_final@30)`},
 	{name: "TM26", chunks: []string{"<serp>a|b</serp>"},
 		want: `S"a|b" V(missing_thinking@16) V(missing_phase@16) V(missing_final@16)`},
 	{name: "TM26/no_serp", chunks: []string{`<think>a</think><thinking><phase id="1"><title>T</title>x</phase></thinking><final>y` + serpTail},
@@ -163,6 +183,13 @@ func TestTM(t *testing.T) {
 			}
 			input := []byte(join(tc.chunks))
 			if err := checkRaw(input, evs); err != nil {
+				t.Error(err)
+			}
+			chunks := make([][]byte, len(tc.chunks))
+			for i, c := range tc.chunks {
+				chunks[i] = []byte(c)
+			}
+			if err := conservation(tc.opts, chunks); err != nil {
 				t.Error(err)
 			}
 			if err := transformtest.SplitInvariant(factory(tc.opts), input, 1, 50); err != nil {

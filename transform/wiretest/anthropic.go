@@ -1,0 +1,181 @@
+package wiretest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
+)
+
+// anthropicDeltas are the delta types each content block type takes.
+var anthropicDeltas = map[string]map[string]bool{
+	"text":     {"text_delta": true, "citations_delta": true},
+	"thinking": {"thinking_delta": true, "signature_delta": true},
+	"tool_use": {"input_json_delta": true},
+}
+
+// checkAnthropic checks an Anthropic Messages API reply as the API
+// streams it and the SDKs accumulate it (@anthropic-ai/sdk MessageStream,
+// anthropic-sdk-go Message.Accumulate): with meta.Stream, SSE events whose
+// event: line names their type; message_start first and once; content
+// blocks one at a time, content_block_start at the next index, its deltas
+// (of a type its block takes) and content_block_stop only while it is the
+// open block; message_delta once, after every block stopped; message_stop
+// last; ping anywhere; an error event may end the stream instead. Tool
+// use ids are unique. Without meta.Stream, one Message object, or one
+// error object.
+func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
+	if !meta.Stream {
+		return checkAnthropicMessage(out)
+	}
+	var seen Seen
+	evs, err := encodertest.ReadSSE(out)
+	if err != nil {
+		return seen, err
+	}
+	var answer, reasoning strings.Builder
+	started, delta, stopped := false, false, false
+	blocks, open := 0, ""
+	tools := map[string]bool{}
+	for i, e := range evs {
+		if e.Comment {
+			continue
+		}
+		fail := func(format string, args ...any) (Seen, error) {
+			return seen, fmt.Errorf("event %d %s: %s", i, e.Name, fmt.Sprintf(format, args...))
+		}
+		if stopped || seen.Failed {
+			return fail("after message_stop or error")
+		}
+		m, err := e.DecodeData()
+		if err != nil {
+			return seen, err
+		}
+		if typ, _ := m["type"].(string); typ != e.Name {
+			return fail("the event: line names %q, the data's type is %q", e.Name, typ)
+		}
+		if !started && e.Name != "message_start" && e.Name != "error" {
+			return fail("message_start comes first")
+		}
+		index := func() bool { k, ok := m["index"].(float64); return ok && int(k) == blocks-1 }
+		switch e.Name {
+		case "message_start":
+			msg, _ := m["message"].(map[string]any)
+			if started || msg["type"] != "message" || msg["role"] != "assistant" {
+				return fail("a second message_start, or no assistant message")
+			}
+			started = true
+		case "content_block_start":
+			b, _ := m["content_block"].(map[string]any)
+			typ, _ := b["type"].(string)
+			if k, _ := m["index"].(float64); open != "" || delta || int(k) != blocks || anthropicDeltas[typ] == nil {
+				return fail("block %v of type %q while %q is open, want index %d", m["index"], typ, open, blocks)
+			}
+			if typ == "tool_use" {
+				id, _ := b["id"].(string)
+				name, _ := b["name"].(string)
+				if id == "" || tools[id] || name == "" {
+					return fail("tool_use without a name, or id %q empty or used before", id)
+				}
+				tools[id] = true
+			}
+			blocks++
+			open = typ
+		case "content_block_delta":
+			d, _ := m["delta"].(map[string]any)
+			typ, _ := d["type"].(string)
+			if open == "" || !index() || !anthropicDeltas[open][typ] {
+				return fail("%s for block %v, open block %d is %q", typ, m["index"], blocks-1, open)
+			}
+			switch typ {
+			case "text_delta":
+				s, _ := d["text"].(string)
+				answer.WriteString(s)
+			case "thinking_delta":
+				s, _ := d["thinking"].(string)
+				reasoning.WriteString(s)
+			}
+		case "content_block_stop":
+			if open == "" || !index() {
+				return fail("block %v stops, open block %d is %q", m["index"], blocks-1, open)
+			}
+			open = ""
+		case "message_delta":
+			if open != "" || delta {
+				return fail("message_delta with a block open, or twice")
+			}
+			delta = true
+		case "message_stop":
+			if !delta {
+				return fail("message_stop before message_delta")
+			}
+			stopped = true
+		case "ping":
+		case "error":
+			er, _ := m["error"].(map[string]any)
+			if msg, _ := er["message"].(string); msg == "" {
+				return fail("error without a message")
+			}
+			seen.Failed = true
+		default:
+			return fail("no Messages API event")
+		}
+	}
+	if !stopped && !seen.Failed {
+		return seen, fmt.Errorf("no message_stop and no error")
+	}
+	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	return seen, nil
+}
+
+// checkAnthropicMessage checks one Message object (or an error object)
+// and returns what it holds.
+func checkAnthropicMessage(out []byte) (Seen, error) {
+	var seen Seen
+	var msg struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Error   any    `json:"error"`
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+			ID       string `json:"id"`
+			Name     string `json:"name"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(out, &msg); err != nil {
+		return seen, fmt.Errorf("not one JSON object: %v", err)
+	}
+	if msg.Type == "error" {
+		seen.Failed = true
+		if e, _ := msg.Error.(map[string]any); e["message"] == nil {
+			return seen, fmt.Errorf("error without a message")
+		}
+		return seen, nil
+	}
+	if msg.Type != "message" || msg.Role != "assistant" {
+		return seen, fmt.Errorf("not an assistant Message: %s", out)
+	}
+	tools := map[string]bool{}
+	var answer, reasoning strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			answer.WriteString(b.Text)
+		case "thinking":
+			reasoning.WriteString(b.Thinking)
+		case "tool_use":
+			if b.ID == "" || tools[b.ID] || b.Name == "" {
+				return seen, fmt.Errorf("tool_use without a name, or id %q empty or used twice", b.ID)
+			}
+			tools[b.ID] = true
+		default:
+			return seen, fmt.Errorf("content block type %q", b.Type)
+		}
+	}
+	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	return seen, nil
+}

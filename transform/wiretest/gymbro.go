@@ -1,0 +1,123 @@
+package wiretest
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
+)
+
+// checkGymBro checks a GymBro stream (specs/000 §6, CONTRACT.md §5):
+// status states in the order queued → working → routed, each at most
+// once; content_delta with seq 1, 2, 3, …; heartbeat {ts}; exactly one
+// terminal event, completed or error, last; completed.reply_len the
+// characters of the assembled reply and metadata.violations an array;
+// error with code, and message equal to the legacy error.
+func checkGymBro(out []byte, meta transform.Meta) (Seen, error) {
+	var seen Seen
+	evs, err := encodertest.ReadGymBroSSE(out, meta)
+	if err != nil {
+		return seen, err
+	}
+	var reply strings.Builder
+	state, seq := -1, 0.0
+	terminal := false
+	for i, e := range evs {
+		m := e.Fields
+		switch e.Name {
+		case "status":
+			if err := nextState(&state, m["state"]); err != nil {
+				return seen, fmt.Errorf("event %d: %v", i, err)
+			}
+		case "content_delta":
+			seq++
+			if m["seq"] != seq {
+				return seen, fmt.Errorf("event %d: content_delta seq %v, want %v (specs/000 §6.2)", i, m["seq"], seq)
+			}
+			d, ok := m["delta"].(string)
+			if !ok {
+				return seen, fmt.Errorf("event %d: content_delta without a delta string", i)
+			}
+			reply.WriteString(d)
+		case "heartbeat":
+			if _, ok := m["ts"].(float64); !ok {
+				return seen, fmt.Errorf("event %d: heartbeat without ts", i)
+			}
+		case "completed":
+			terminal = true
+			if n := float64(utf8.RuneCountInString(reply.String())); m["reply_len"] != n {
+				return seen, fmt.Errorf("completed.reply_len %v, want %v", m["reply_len"], n)
+			}
+			if seen.Violations, err = violations(m); err != nil {
+				return seen, err
+			}
+		case "error":
+			terminal, seen.Failed = true, true
+			if err := checkError(m); err != nil {
+				return seen, err
+			}
+		default:
+			return seen, fmt.Errorf("event %d: %q is no GymBro event (specs/000 §6.1)", i, e.Name)
+		}
+	}
+	if !terminal {
+		return seen, fmt.Errorf("no terminal event")
+	}
+	seen.Answer = reply.String()
+	return seen, nil
+}
+
+// statusStates are the states of status, in their order (specs/000 §6.3).
+var statusStates = []string{"queued", "working", "routed"}
+
+// nextState checks that status state s comes after *state and records it.
+func nextState(state *int, s any) error {
+	for k, name := range statusStates {
+		if s == name {
+			if k <= *state {
+				return fmt.Errorf("status %s after %s (queued → working → routed)", name, statusStates[*state])
+			}
+			*state = k
+			return nil
+		}
+	}
+	return fmt.Errorf("status state %v is none of %v", s, statusStates)
+}
+
+// violations returns the codes of completed.metadata.violations.
+func violations(completed map[string]any) ([]string, error) {
+	md, ok := completed["metadata"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("completed without metadata")
+	}
+	if _, ok := md["finish_reason"].(string); !ok {
+		return nil, fmt.Errorf("completed.metadata without finish_reason")
+	}
+	list, ok := md["violations"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("completed.metadata.violations is not an array")
+	}
+	codes := make([]string, 0, len(list))
+	for _, v := range list {
+		o, _ := v.(map[string]any)
+		code, ok := o["code"].(string)
+		if !ok || code == "" {
+			return nil, fmt.Errorf("violation without a code: %v", v)
+		}
+		codes = append(codes, code)
+	}
+	return codes, nil
+}
+
+// checkError checks the error event of gymbro and jsonseq (specs/000 §6.3).
+func checkError(m map[string]any) error {
+	if code, _ := m["code"].(string); code == "" {
+		return fmt.Errorf("error without a code")
+	}
+	if msg, _ := m["message"].(string); msg == "" || m["error"] != msg {
+		return fmt.Errorf("error: message empty or unlike the legacy error field")
+	}
+	return nil
+}
