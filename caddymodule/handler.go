@@ -144,6 +144,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		// every other protocol is a stream (CONTRACT §3).
 		Stream:         info.Stream || !h.proto.ClientChoosesStream,
 		ReasoningTitle: h.settings.ReasoningTitle,
+		Limits:         h.settings.Limits,
 		Created:        start,
 	}
 	if repl != nil {

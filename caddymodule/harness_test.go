@@ -427,8 +427,8 @@ func readJSON(t *testing.T, res *result) {
 				ReasoningContent string `json:"reasoning_content"`
 			} `json:"message"`
 		} `json:"choices"`
-		Status string           `json:"status"`
-		Output []responseOutput `json:"output"`
+		Status  string           `json:"status"`
+		Output  []responseOutput `json:"output"`
 		Content []struct {
 			Type, Text, Thinking string
 		} `json:"content"`

@@ -425,8 +425,10 @@ func protocolCases() []protocolCase {
 				{stepPhase, []string{"thinking_start", "phase_start"}},
 				{stepPhaseText, []string{"phase_delta", "thinking_end"}},
 				{stepFinal, []string{"final_delta"}},
-				{stepQueries, []string{"final_delta", "serp_queries"}},
-				{finishChunks, []string{"final_end", "completed"}},
+				// serp_queries waits for the answer's end, just before
+				// final_end (specs/001 §2 order).
+				{stepQueries, []string{"final_delta"}},
+				{finishChunks, []string{"serp_queries", "final_end", "completed"}},
 			},
 			check: func(t *testing.T, events []sseEvent, resp *http.Response, up []byte) {
 				checkHeaders(t, resp)

@@ -53,9 +53,9 @@ type streamWriter struct {
 	errRefusal pipeline.Refusal
 	// reshape: the refusal being collected is to be passed through in the
 	// protocol's own error shape (Protocol.ReshapeRefusal).
-	reshape bool
-	gone       bool // a write to the client failed: it left
-	timedOut   bool // the idle timer fired
+	reshape  bool
+	gone     bool // a write to the client failed: it left
+	timedOut bool // the idle timer fired
 }
 
 type writerMode uint8
