@@ -2,13 +2,14 @@ package jsonl
 
 import (
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonformat"
 	"github.com/llmstream/llmstream/transform/jsonstream"
 	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
-// The watched fields of a line's object, flat or nested under "data"
-// (specs/001 §1 names them data.*; models write both). A field's index in
-// paths is its jsonstream path id.
+// The fields of a line's object, bound to their paths in watched: flat
+// or nested under "data" (specs/001 §1 names them data.*; models write
+// both), which is the same field.
 const (
 	fRoot = iota
 	fEvent
@@ -16,32 +17,20 @@ const (
 	fText
 	fTitle
 	fQuery
-	fDataID
-	fDataText
-	fDataTitle
-	fDataQuery
 )
 
-var paths = jsonstream.MustCompile(
-	jsonstream.Watch{Path: ""},
-	jsonstream.Watch{Path: "event", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "id", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "text", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "title", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "queries[*]", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "data.id", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "data.text", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "data.title", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "data.queries[*]", Mode: jsonstream.Text},
+var watched = jsonformat.MustCompile(
+	jsonformat.Field{ID: fRoot, Path: ""},
+	jsonformat.Field{ID: fEvent, Path: "event", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fID, Path: "id", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fText, Path: "text", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fTitle, Path: "title", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fQuery, Path: "queries[*]", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fID, Path: "data.id", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fText, Path: "data.text", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fTitle, Path: "data.title", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fQuery, Path: "data.queries[*]", Mode: jsonstream.Text},
 )
-
-// field folds a data.* path onto its flat twin.
-func field(path int) int {
-	if path >= fDataID {
-		return path - fDataID + fID
-	}
-	return path
-}
 
 // event is a JSONSeq event type (specs/001 §1).
 type event uint8
@@ -110,41 +99,23 @@ func (o *object) reset(off int64) {
 	*o = object{off: off, hold: hold, title: title, query: query, queries: queries}
 }
 
-// tokens receives the tokenizer's reports for the Parser.
-type tokens Parser
+// fields is the Parser as its jsonformat.Base sees it: the meaning of the
+// fields of a line's object.
+type fields Parser
 
-// HandleToken dispatches a token of the line's object.
-func (h *tokens) HandleToken(tk *jsonstream.Token) {
+// FieldStart handles the start of a field's value.
+func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 	p := (*Parser)(h)
-	if p.failed {
-		return
-	}
-	switch tk.Kind {
-	case jsonstream.TokenText:
-		p.fieldText(field(tk.Path), tk.Text)
-	case jsonstream.TokenStart:
-		if f := field(tk.Path); f == fQuery {
-			p.obj.query = p.obj.query[:0]
-		}
-	case jsonstream.TokenEnd:
-		p.fieldEnd(field(tk.Path), tk)
-	case jsonstream.TokenViolation:
-		p.violation(tk.Code, tk.Text, tk.Offset)
-	case jsonstream.TokenInvalid:
-		if tk.Code == jsonstream.CodeUnterminated {
-			p.violation(CodeTruncatedLine, nil, tk.Offset)
-		} else {
-			p.violation(CodeBadLine, []byte(tk.Code), tk.Offset)
-		}
-	case jsonstream.TokenLimit:
-		p.fail(tk.Code, string(tk.Text))
+	if id == fQuery {
+		p.obj.query = p.obj.query[:0]
 	}
 }
 
-// fieldText handles a delta of a string field.
-func (p *Parser) fieldText(f int, text []byte) {
+// FieldText handles a piece of a string field.
+func (h *fields) FieldText(id int, text []byte) {
+	p := (*Parser)(h)
 	o := &p.obj
-	switch f {
+	switch id {
 	case fEvent:
 		o.name.Append(text)
 	case fID:
@@ -165,16 +136,17 @@ func (p *Parser) fieldText(f int, text []byte) {
 // block appends text to a held block, bounded by MaxBlockBytes.
 func (p *Parser) block(dst, text []byte) []byte {
 	if len(dst)+len(text) > p.opts.Limits.MaxBlockBytes {
-		p.fail(transform.CodeBlockTooLong, "jsonl: held text longer than the block limit")
+		p.Fail(transform.CodeBlockTooLong, "jsonl: held text longer than the block limit")
 		return dst
 	}
 	return append(dst, text...)
 }
 
-// fieldEnd handles the end of a field's value.
-func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
+// FieldEnd handles the end of a field's value.
+func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
+	p := (*Parser)(h)
 	o := &p.obj
-	switch f {
+	switch id {
 	case fEvent:
 		if o.named {
 			return // a repeated "event" (duplicate_key): the first has been acted on
@@ -207,6 +179,16 @@ func (p *Parser) fieldEnd(f int, tk *jsonstream.Token) {
 	}
 }
 
+// Broken handles a line whose object broke or was cut off.
+func (h *fields) Broken(tk *jsonstream.Token) {
+	p := (*Parser)(h)
+	if tk.Code == jsonstream.CodeUnterminated {
+		p.Violation(CodeTruncatedLine, nil, tk.Offset)
+	} else {
+		p.Violation(CodeBadLine, []byte(tk.Code), tk.Offset)
+	}
+}
+
 // tryOpen opens a streaming event's section as soon as the object says
 // what it is, so that its text streams before the line ends; it then
 // releases the text held until now.
@@ -234,9 +216,9 @@ func (p *Parser) eventText(text []byte) {
 	o := &p.obj
 	switch {
 	case o.open && o.ev == evFinalDelta:
-		p.answerText(text)
+		p.AnswerText(text)
 	case o.open:
-		p.emit(transform.Event{Kind: transform.KindPhaseDelta, Index: p.seq.phase, Text: text})
+		p.PhaseText(text)
 	case !o.named || o.ev == evPhaseDelta || o.ev == evSerpSummary:
 		o.hold = p.block(o.hold, text)
 	}
@@ -249,7 +231,7 @@ func (p *Parser) endObject() {
 	switch {
 	case !o.named || o.ev == evUnknown:
 		// JL07: dropped, with its name.
-		p.violation(CodeUnknownEvent, o.name.Bytes(), o.off)
+		p.Violation(CodeUnknownEvent, o.name.Bytes(), o.off)
 	case o.open:
 	case o.ev == evPhaseDelta || o.ev == evFinalDelta:
 		p.seq.open(p, o)
