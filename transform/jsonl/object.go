@@ -62,6 +62,7 @@ type object struct {
 	title   []byte
 	query   []byte
 	queries []string
+	null    bool // the field value being read is null
 }
 
 func (o *object) reset(off int64) {
