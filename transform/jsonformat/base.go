@@ -52,7 +52,7 @@ type Input interface {
 // while a Feed or Close is under way.
 type Base struct {
 	tok    jsonstream.Tokenizer
-	fields *Fields
+	ids    []int // Fields.ids: the Field ID of each path index
 	format Format
 	input  Input // nil: the whole reply goes to the tokenizer
 
@@ -68,7 +68,7 @@ type Base struct {
 // document mode doc under limits lim. It allocates the tokenizer's buffers
 // once; Reset reuses them.
 func (b *Base) Init(f Format, fs *Fields, doc jsonstream.DocMode, lim transform.Limits) {
-	b.format, b.fields = f, fs
+	b.format, b.ids = f, fs.ids
 	b.input, _ = f.(Input)
 	b.tok.Init(jsonstream.Config{Paths: fs.paths, Limits: lim, Doc: doc})
 	b.Reset()
@@ -171,11 +171,11 @@ func (t *tokens) HandleToken(tk *jsonstream.Token) {
 	}
 	switch tk.Kind {
 	case jsonstream.TokenText, jsonstream.TokenRaw:
-		b.format.FieldText(b.fields.ids[tk.Path], tk.Text)
+		b.format.FieldText(b.ids[tk.Path], tk.Text)
 	case jsonstream.TokenStart:
-		b.format.FieldStart(b.fields.ids[tk.Path], tk)
+		b.format.FieldStart(b.ids[tk.Path], tk)
 	case jsonstream.TokenEnd:
-		b.format.FieldEnd(b.fields.ids[tk.Path], tk)
+		b.format.FieldEnd(b.ids[tk.Path], tk)
 	case jsonstream.TokenViolation:
 		b.Violation(tk.Code, tk.Text, tk.Offset)
 	case jsonstream.TokenInvalid:
