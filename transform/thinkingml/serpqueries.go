@@ -11,12 +11,12 @@ var queryPaths = jsonstream.MustCompile(jsonstream.Watch{Path: "[*]", Mode: json
 
 // queryReader decodes the serp_queries list with the JSON tokenizer the
 // JSON formats use (jsonstream's package comment, "The JSON readers").
-// Its tokenizer and buffer are reused through queryReaders.
+// Its tokenizer and buffers are reused through queryReaders.
 type queryReader struct {
-	tok   jsonstream.Tokenizer
-	query []byte // the query being read
-	list  []string
-	ok    bool
+	tok  jsonstream.Tokenizer
+	text []byte // the queries' text, one after the other
+	ends []int  // where each query ends in text
+	ok   bool
 }
 
 // queryReaders keeps queryReaders between replies: a list is decoded once
@@ -32,18 +32,24 @@ var queryReaders = sync.Pool{New: func() any {
 // comment is held whole, so it is decoded in one Feed. It is strict where
 // the JSON formats are lenient: an element that is not a string (null
 // included), an invalid escape or a raw control character rejects the
-// list; a lone surrogate becomes U+FFFD, as everywhere.
+// list; a lone surrogate becomes U+FFFD, as everywhere. The list and its
+// strings are allocated once each: the strings share one backing string.
 func decodeQueries(b []byte) ([]string, bool) {
 	r := queryReaders.Get().(*queryReader)
 	defer queryReaders.Put(r)
 	r.tok.Reset()
-	r.list, r.ok = []string{}, true
+	r.text, r.ends, r.ok = r.text[:0], r.ends[:0], true
 	n := r.tok.Feed(b, r)
 	r.tok.Close(r)
-	list := r.list
-	r.list = nil
 	if !r.ok || !r.tok.Done() || skipSpace(b[n:]) != len(b)-n {
 		return nil, false
+	}
+	all := string(r.text)
+	list := make([]string, len(r.ends))
+	start := 0
+	for i, end := range r.ends {
+		list[i] = all[start:end]
+		start = end
 	}
 	return list, true
 }
@@ -54,13 +60,10 @@ func (r *queryReader) HandleToken(tk *jsonstream.Token) {
 	switch tk.Kind {
 	case jsonstream.TokenStart:
 		r.ok = r.ok && tk.Type == jsonstream.TypeString
-		r.query = r.query[:0]
 	case jsonstream.TokenText:
-		r.query = append(r.query, tk.Text...)
+		r.text = append(r.text, tk.Text...)
 	case jsonstream.TokenEnd:
-		if r.ok {
-			r.list = append(r.list, string(r.query))
-		}
+		r.ends = append(r.ends, len(r.text))
 	case jsonstream.TokenViolation:
 		r.ok = r.ok && tk.Code == jsonstream.CodeLoneSurrogate
 	case jsonstream.TokenInvalid, jsonstream.TokenLimit:
