@@ -1,13 +1,13 @@
 package aiplan
 
 import (
-	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonformat"
 	"github.com/llmstream/llmstream/transform/jsonstream"
 )
 
-// The watched fields; a field's index in paths is its jsonstream path id.
-// Models that imitate OpenAI write "arguments" for "args", or wrap the call
-// in "function": {"name", "arguments"}; all are accepted.
+// The fields of an aiplan reply, bound to their paths in watched. Models
+// that imitate OpenAI write "arguments" for "args", or wrap the call in
+// "function": {"name", "arguments"}; all are accepted.
 const (
 	fRoot = iota
 	fThought
@@ -20,24 +20,28 @@ const (
 	fArguments
 	fFuncName
 	fFuncArgs
+	numFields
 )
 
-var paths = jsonstream.MustCompile(
-	jsonstream.Watch{Path: ""},
-	jsonstream.Watch{Path: "thought", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "response_mode", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "direct_response", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "tool_calls"},
-	jsonstream.Watch{Path: "tool_calls[*]"},
-	jsonstream.Watch{Path: "tool_calls[*].name", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "tool_calls[*].args", Mode: jsonstream.Raw | jsonstream.Text},
-	jsonstream.Watch{Path: "tool_calls[*].arguments", Mode: jsonstream.Raw | jsonstream.Text},
-	jsonstream.Watch{Path: "tool_calls[*].function.name", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "tool_calls[*].function.arguments", Mode: jsonstream.Raw | jsonstream.Text},
+var watched = jsonformat.MustCompile(
+	jsonformat.Field{ID: fRoot, Path: ""},
+	jsonformat.Field{ID: fThought, Path: "thought", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fMode, Path: "response_mode", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fDirect, Path: "direct_response", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fTools, Path: "tool_calls"},
+	jsonformat.Field{ID: fCall, Path: "tool_calls[*]"},
+	jsonformat.Field{ID: fName, Path: "tool_calls[*].name", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fArgs, Path: "tool_calls[*].args", Mode: jsonstream.Raw | jsonstream.Text},
+	jsonformat.Field{ID: fArguments, Path: "tool_calls[*].arguments", Mode: jsonstream.Raw | jsonstream.Text},
+	jsonformat.Field{ID: fFuncName, Path: "tool_calls[*].function.name", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fFuncArgs, Path: "tool_calls[*].function.arguments", Mode: jsonstream.Raw | jsonstream.Text},
 )
 
-// The four fields of specs/003, as named in violations.
-var fieldNames = [...][]byte{
+// required are the four fields of specs/003 (必填字段验证).
+var required = [...]int{fThought, fMode, fDirect, fTools}
+
+// fieldNames name the fields in violations.
+var fieldNames = [numFields][]byte{
 	fThought: []byte("thought"),
 	fMode:    []byte("response_mode"),
 	fDirect:  []byte("direct_response"),
@@ -46,52 +50,24 @@ var fieldNames = [...][]byte{
 
 // plan is what the object said, for the validation at its end.
 type plan struct {
-	seen       [fTools + 1]bool
-	types      [fTools + 1]jsonstream.Type
+	seen       [numFields]bool
+	types      [numFields]jsonstream.Type
 	thoughtLen int
 	directLen  int
 	mode       jsonstream.Keyword
 	calls      int // tool calls in this object
 }
 
-// tokens receives the tokenizer's reports for the Parser.
-type tokens Parser
+// fields is the Parser as its jsonformat.Base sees it: the meaning of the
+// aiplan fields.
+type fields Parser
 
-// HandleToken dispatches a token of the reply.
-func (h *tokens) HandleToken(tk *jsonstream.Token) {
+// FieldStart handles the start of a field's value.
+func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 	p := (*Parser)(h)
-	if p.failed {
-		return
-	}
-	switch tk.Kind {
-	case jsonstream.TokenStart:
-		p.fieldStart(tk)
-	case jsonstream.TokenText, jsonstream.TokenRaw:
-		p.fieldText(tk.Path, tk.Text)
-	case jsonstream.TokenEnd:
-		p.fieldEnd(tk)
-	case jsonstream.TokenViolation:
-		p.violation(tk.Code, tk.Text, tk.Offset)
-	case jsonstream.TokenInvalid:
-		code := tk.Code
-		if code == jsonstream.CodeExpectedObject {
-			code = CodeNotJSONObject
-		}
-		p.violation(code, tk.Text, tk.Offset)
-		p.settle(true, tk.Offset)
-	case jsonstream.TokenLimit:
-		p.fail(tk.Code, string(tk.Text))
-	}
-}
-
-// fieldStart handles the start of a watched value.
-func (p *Parser) fieldStart(tk *jsonstream.Token) {
-	f := tk.Path
-	if f >= fThought && f <= fTools {
-		p.plan.seen[f] = true
-		p.plan.types[f] = tk.Type
-	}
-	switch f {
+	p.plan.seen[id] = true
+	p.plan.types[id] = tk.Type
+	switch id {
 	case fMode:
 		p.plan.mode.Reset() // JO19: the last value wins
 	case fCall:
@@ -101,22 +77,24 @@ func (p *Parser) fieldStart(tk *jsonstream.Token) {
 	case fName, fFuncName:
 		p.call.beginName()
 	case fArgs, fArguments, fFuncArgs:
-		p.beginArgs(f, tk)
+		p.beginArgs(id, tk)
 	}
 }
 
-// fieldText handles a delta of a watched value.
-func (p *Parser) fieldText(f int, text []byte) {
-	switch f {
+// FieldText handles a piece of a field's value.
+func (h *fields) FieldText(id int, text []byte) {
+	p := (*Parser)(h)
+	switch id {
 	case fThought:
 		p.plan.thoughtLen += len(text)
 		p.openThinking()
-		p.emit(transform.Event{Kind: transform.KindPhaseDelta, Index: 1, Text: text})
+		p.PhaseText(text)
 	case fDirect:
 		p.plan.directLen += len(text)
-		p.openAnswer()
-		p.answered = true
-		p.emit(transform.Event{Kind: transform.KindAnswerDelta, Text: text})
+		// direct_response opens the answer lazily, at its first text, so
+		// that an empty direct_response leaves room for the fallback
+		// answer instead of an empty one.
+		p.AnswerText(text)
 	case fMode:
 		p.plan.mode.Append(text)
 	case fName, fFuncName:
@@ -126,24 +104,25 @@ func (p *Parser) fieldText(f int, text []byte) {
 	}
 }
 
-// fieldEnd handles the end of a watched value.
-func (p *Parser) fieldEnd(tk *jsonstream.Token) {
-	switch tk.Path {
+// FieldEnd handles the end of a field's value.
+func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
+	p := (*Parser)(h)
+	switch id {
 	case fThought:
-		p.closeThinking()
-		p.checkType(tk, jsonstream.TypeString, jsonstream.TypeString)
+		p.CloseThinking()
+		p.checkType(id, tk, jsonstream.TypeString, jsonstream.TypeString)
 	case fDirect:
-		p.closeAnswer()
-		p.checkType(tk, jsonstream.TypeString, jsonstream.TypeNull)
+		p.CloseAnswer()
+		p.checkType(id, tk, jsonstream.TypeString, jsonstream.TypeNull)
 	case fMode:
-		p.checkType(tk, jsonstream.TypeString, jsonstream.TypeString)
+		p.checkType(id, tk, jsonstream.TypeString, jsonstream.TypeString)
 	case fTools:
-		p.checkType(tk, jsonstream.TypeArray, jsonstream.TypeArray)
+		p.checkType(id, tk, jsonstream.TypeArray, jsonstream.TypeArray)
 	case fCall:
 		if tk.Type == jsonstream.TypeObject {
 			p.endCall(tk.Offset, false)
 		} else {
-			p.violation(CodeWrongType, fieldNames[fTools], tk.Offset)
+			p.Violation(CodeWrongType, fieldNames[fTools], tk.Offset)
 		}
 	case fName, fFuncName:
 		p.endName(tk)
@@ -155,10 +134,26 @@ func (p *Parser) fieldEnd(tk *jsonstream.Token) {
 	}
 }
 
-// checkType reports a field whose type is neither a nor b.
-func (p *Parser) checkType(tk *jsonstream.Token, a, b jsonstream.Type) {
+// Broken handles a reply that is not, or stopped being, a JSON object: it
+// is reported, and the reply is settled as one that is not a usable plan.
+func (h *fields) Broken(tk *jsonstream.Token) {
+	p := (*Parser)(h)
+	code := tk.Code
+	if code == jsonstream.CodeExpectedObject {
+		code = CodeNotJSONObject
+	}
+	p.Violation(code, tk.Text, tk.Offset)
+	p.settle(true, tk.Offset)
+}
+
+// Finish settles a reply that ended without its object's end.
+func (h *fields) Finish() { (*Parser)(h).settle(true, -1) }
+
+// checkType reports field id, whose value's end is tk, if its type is
+// neither a nor b.
+func (p *Parser) checkType(id int, tk *jsonstream.Token, a, b jsonstream.Type) {
 	if tk.Type != a && tk.Type != b {
-		p.violation(CodeWrongType, fieldNames[tk.Path], tk.Offset)
+		p.Violation(CodeWrongType, fieldNames[id], tk.Offset)
 	}
 }
 
@@ -166,34 +161,8 @@ func (p *Parser) checkType(tk *jsonstream.Token, a, b jsonstream.Type) {
 // (CONTRACT.md §4, "How each format's parts map"). It opens lazily, at the
 // first text, so that an empty thought opens nothing.
 func (p *Parser) openThinking() {
-	if !p.thinkingOpen {
-		p.thinkingOpen = true
-		p.emit(transform.Event{Kind: transform.KindThinkingStart})
-		p.emit(transform.Event{Kind: transform.KindPhaseStart, Index: 1, Text: p.title})
-	}
-}
-
-func (p *Parser) closeThinking() {
-	if p.thinkingOpen {
-		p.thinkingOpen = false
-		p.emit(transform.Event{Kind: transform.KindPhaseEnd, Index: 1})
-		p.emit(transform.Event{Kind: transform.KindThinkingEnd})
-	}
-}
-
-// openAnswer opens the answer. direct_response opens it lazily, at its
-// first text, so that an empty direct_response leaves room for the
-// fallback answer instead of an empty one.
-func (p *Parser) openAnswer() {
-	if !p.answerOpen {
-		p.answerOpen = true
-		p.emit(transform.Event{Kind: transform.KindAnswerStart})
-	}
-}
-
-func (p *Parser) closeAnswer() {
-	if p.answerOpen {
-		p.answerOpen = false
-		p.emit(transform.Event{Kind: transform.KindAnswerEnd})
+	if !p.ThinkingOpen() {
+		p.OpenThinking()
+		p.OpenPhase(1, p.title)
 	}
 }

@@ -32,7 +32,7 @@ func (c *toolCall) reset(index int) {
 // beginCall opens a tool call object.
 func (p *Parser) beginCall() {
 	if p.calls >= p.opts.Limits.MaxToolCalls {
-		p.fail(transform.CodeTooManyToolCalls, "aiplan: more tool calls than the limit of "+strconv.Itoa(p.opts.Limits.MaxToolCalls))
+		p.Fail(transform.CodeTooManyToolCalls, "aiplan: more tool calls than the limit of "+strconv.Itoa(p.opts.Limits.MaxToolCalls))
 		return
 	}
 	p.call.reset(p.calls)
@@ -54,7 +54,7 @@ func (p *Parser) nameText(text []byte) {
 		return
 	}
 	if len(c.name)+len(text) > p.opts.Limits.MaxBlockBytes {
-		p.fail(transform.CodeBlockTooLong, "aiplan: tool name longer than the block limit")
+		p.Fail(transform.CodeBlockTooLong, "aiplan: tool name longer than the block limit")
 		return
 	}
 	c.name = append(c.name, text...)
@@ -63,7 +63,7 @@ func (p *Parser) nameText(text []byte) {
 // endName starts the call once its name is known.
 func (p *Parser) endName(tk *jsonstream.Token) {
 	if tk.Type != jsonstream.TypeString {
-		p.violation(CodeWrongType, nameField, tk.Offset)
+		p.Violation(CodeWrongType, nameField, tk.Offset)
 		return
 	}
 	p.startCall()
@@ -78,14 +78,14 @@ func (p *Parser) startCall() {
 	}
 	c.started = true
 	c.nameStr = string(c.name)
-	p.emit(transform.Event{Kind: transform.KindToolCallStart, Index: c.index, Name: c.nameStr})
+	p.Emit(transform.Event{Kind: transform.KindToolCallStart, Index: c.index, Name: c.nameStr})
 	p.sendArgs()
 }
 
 // beginArgs starts an arguments value. An object (or any other JSON value)
 // passes through raw; a string (OpenAI's function.arguments convention) is
 // decoded and its content is the arguments; null means none.
-func (p *Parser) beginArgs(f int, tk *jsonstream.Token) {
+func (p *Parser) beginArgs(id int, tk *jsonstream.Token) {
 	c := &p.call
 	if !c.open || tk.Type == jsonstream.TypeNull {
 		return
@@ -93,13 +93,18 @@ func (p *Parser) beginArgs(f int, tk *jsonstream.Token) {
 	if c.hasArgs {
 		// "args" and "arguments" both given: the first, maybe already
 		// streamed, stands.
-		p.violation(jsonstream.CodeDuplicateKey, argNames[f-fArgs], tk.Offset)
+		p.Violation(jsonstream.CodeDuplicateKey, argNames[id], tk.Offset)
 		return
 	}
 	c.hasArgs, c.argsOn = true, true
 }
 
-var argNames = [...][]byte{[]byte("args"), []byte("arguments"), []byte("function.arguments")}
+// argNames name the arguments fields in violations.
+var argNames = [numFields][]byte{
+	fArgs:      []byte("args"),
+	fArguments: []byte("arguments"),
+	fFuncArgs:  []byte("function.arguments"),
+}
 
 // argsText takes a fragment of the arguments.
 func (p *Parser) argsText(text []byte) {
@@ -111,7 +116,7 @@ func (p *Parser) argsText(text []byte) {
 	if len(text) <= room {
 		c.args = append(c.args, text...)
 		if c.started {
-			p.emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: c.index, Text: text})
+			p.Emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: c.index, Text: text})
 			c.sent = len(c.args)
 		}
 		return
@@ -124,14 +129,14 @@ func (p *Parser) argsText(text []byte) {
 	if c.started {
 		p.sendArgs()
 	}
-	p.fail(transform.CodeBlockTooLong, "aiplan: tool arguments longer than the block limit")
+	p.Fail(transform.CodeBlockTooLong, "aiplan: tool arguments longer than the block limit")
 }
 
 // sendArgs sends the held arguments.
 func (p *Parser) sendArgs() {
 	c := &p.call
 	if c.sent < len(c.args) {
-		p.emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: c.index, Text: c.args[c.sent:]})
+		p.Emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: c.index, Text: c.args[c.sent:]})
 		c.sent = len(c.args)
 	}
 }
@@ -151,14 +156,14 @@ func (p *Parser) endCall(off int64, broken bool) {
 			c.open = false
 			return
 		}
-		p.violation(CodeMissingField, nameField, off)
+		p.Violation(CodeMissingField, nameField, off)
 		p.startCall()
 	}
 	args := c.args
 	if len(trimBlank(args)) == 0 {
 		args = emptyArgs // OA12: no arguments are "{}"
 	}
-	p.emit(transform.Event{Kind: transform.KindToolCallEnd, Index: c.index, Name: c.nameStr, Text: args})
+	p.Emit(transform.Event{Kind: transform.KindToolCallEnd, Index: c.index, Name: c.nameStr, Text: args})
 	c.open = false
 }
 

@@ -20,13 +20,13 @@ var (
 // closing brace.
 func (p *Parser) validate(off int64) {
 	pl := &p.plan
-	for f := fThought; f <= fTools; f++ {
+	for _, f := range required {
 		if !pl.seen[f] {
-			p.violation(CodeMissingField, fieldNames[f], off)
+			p.Violation(CodeMissingField, fieldNames[f], off)
 		}
 	}
 	if pl.seen[fThought] && pl.types[fThought] == jsonstream.TypeString && pl.thoughtLen == 0 {
-		p.violation(CodeEmptyThought, nil, off)
+		p.Violation(CodeEmptyThought, nil, off)
 	}
 	if !pl.seen[fMode] || pl.types[fMode] != jsonstream.TypeString {
 		return
@@ -34,22 +34,22 @@ func (p *Parser) validate(off int64) {
 	mode := pl.mode.Bytes()
 	switch {
 	case pl.mode.TooLong():
-		p.violation(CodeBadResponseMode, mode, off)
+		p.Violation(CodeBadResponseMode, mode, off)
 	case string(mode) == modeToolExecution:
 		if pl.seen[fDirect] && pl.types[fDirect] != jsonstream.TypeNull {
-			p.violation(CodeInconsistentMode, detailDirectNotNull, off)
+			p.Violation(CodeInconsistentMode, detailDirectNotNull, off)
 		}
 		if pl.calls == 0 {
-			p.violation(CodeInconsistentMode, detailNoToolCalls, off)
+			p.Violation(CodeInconsistentMode, detailNoToolCalls, off)
 		}
 	case string(mode) == modeKnowledgeQA, string(mode) == modeGeneralChat:
 		if pl.types[fDirect] != jsonstream.TypeString || pl.directLen == 0 {
-			p.violation(CodeInconsistentMode, detailNoDirect, off)
+			p.Violation(CodeInconsistentMode, detailNoDirect, off)
 		}
 		if pl.calls > 0 {
-			p.violation(CodeInconsistentMode, detailToolCalls, off)
+			p.Violation(CodeInconsistentMode, detailToolCalls, off)
 		}
 	default:
-		p.violation(CodeBadResponseMode, mode, off)
+		p.Violation(CodeBadResponseMode, mode, off)
 	}
 }

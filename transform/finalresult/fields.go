@@ -2,10 +2,11 @@ package finalresult
 
 import (
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonformat"
 	"github.com/llmstream/llmstream/transform/jsonstream"
 )
 
-// The watched fields; a field's index in paths is its jsonstream path id.
+// The fields of a final_result reply, bound to their paths in watched.
 const (
 	fRoot = iota
 	fStatus
@@ -15,20 +16,22 @@ const (
 	fQuestion
 	fOption
 	fHint
+	numFields
 )
 
-var paths = jsonstream.MustCompile(
-	jsonstream.Watch{Path: ""},
-	jsonstream.Watch{Path: "status", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "message", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "artifacts", Mode: jsonstream.Raw},
-	jsonstream.Watch{Path: "clarify"},
-	jsonstream.Watch{Path: "clarify.question", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "clarify.options[*]", Mode: jsonstream.Text},
-	jsonstream.Watch{Path: "clarify.hint", Mode: jsonstream.Text},
+var watched = jsonformat.MustCompile(
+	jsonformat.Field{ID: fRoot, Path: ""},
+	jsonformat.Field{ID: fStatus, Path: "status", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fMessage, Path: "message", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fArtifacts, Path: "artifacts", Mode: jsonstream.Raw},
+	jsonformat.Field{ID: fClarify, Path: "clarify"},
+	jsonformat.Field{ID: fQuestion, Path: "clarify.question", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fOption, Path: "clarify.options[*]", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fHint, Path: "clarify.hint", Mode: jsonstream.Text},
 )
 
-var fieldNames = [...][]byte{
+// fieldNames name the fields in violations.
+var fieldNames = [numFields][]byte{
 	fStatus:    []byte("status"),
 	fMessage:   []byte("message"),
 	fArtifacts: []byte("artifacts"),
@@ -41,7 +44,7 @@ var fieldNames = [...][]byte{
 // result is what the object said, held for its end.
 type result struct {
 	status     jsonstream.Keyword
-	seen       [fClarify + 1]bool
+	seen       [numFields]bool
 	statusType jsonstream.Type
 
 	artifacts    []byte // the raw array being read, bounded by MaxBlockBytes
@@ -60,51 +63,22 @@ func (r *result) reset() {
 	*r = result{artifacts: art, question: q, hint: h, option: o}
 }
 
-// tokens receives the tokenizer's reports for the Parser.
-type tokens Parser
+// fields is the Parser as its jsonformat.Base sees it: the meaning of the
+// final_result fields.
+type fields Parser
 
-// HandleToken dispatches a token of the reply.
-func (h *tokens) HandleToken(tk *jsonstream.Token) {
+// FieldStart handles the start of a field's value.
+func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 	p := (*Parser)(h)
-	if p.failed {
-		return
-	}
-	switch tk.Kind {
-	case jsonstream.TokenStart:
-		p.fieldStart(tk)
-	case jsonstream.TokenText, jsonstream.TokenRaw:
-		p.fieldText(tk.Path, tk.Text)
-	case jsonstream.TokenEnd:
-		p.fieldEnd(tk)
-	case jsonstream.TokenProse:
-		p.answerText(tk.Text)
-	case jsonstream.TokenViolation:
-		p.violation(tk.Code, tk.Text, tk.Offset)
-	case jsonstream.TokenInvalid:
-		code := tk.Code
-		if code == jsonstream.CodeExpectedObject {
-			code = CodeNotJSONObject
-		}
-		p.violation(code, tk.Text, tk.Offset)
-		p.closeAnswer()
-	case jsonstream.TokenLimit:
-		p.fail(tk.Code, string(tk.Text))
-	}
-}
-
-// fieldStart handles the start of a watched value.
-func (p *Parser) fieldStart(tk *jsonstream.Token) {
 	r := &p.result
-	if tk.Path <= fClarify {
-		r.seen[tk.Path] = true
-	}
-	switch tk.Path {
+	r.seen[id] = true
+	switch id {
 	case fStatus:
 		r.status.Reset() // the last status wins
 		r.statusType = tk.Type
 	case fMessage:
 		if tk.Type == jsonstream.TypeString {
-			p.openAnswer() // an empty message is an empty answer (JO22)
+			p.OpenAnswer() // an empty message is an empty answer (JO22)
 		}
 	case fArtifacts:
 		r.artifacts = r.artifacts[:0]
@@ -121,14 +95,15 @@ func (p *Parser) fieldStart(tk *jsonstream.Token) {
 	}
 }
 
-// fieldText handles a delta of a watched value.
-func (p *Parser) fieldText(f int, text []byte) {
+// FieldText handles a piece of a field's value.
+func (h *fields) FieldText(id int, text []byte) {
+	p := (*Parser)(h)
 	r := &p.result
-	switch f {
+	switch id {
 	case fStatus:
 		r.status.Append(text)
 	case fMessage:
-		p.answerText(text)
+		p.AnswerText(text)
 	case fArtifacts:
 		r.artifacts = p.hold(r.artifacts, text, len(r.artifacts))
 	case fQuestion:
@@ -144,7 +119,7 @@ func (p *Parser) fieldText(f int, text []byte) {
 // counts toward the limit, outgrows MaxBlockBytes.
 func (p *Parser) hold(dst, text []byte, size int) []byte {
 	if size+len(text) > p.opts.Limits.MaxBlockBytes {
-		p.fail(transform.CodeBlockTooLong, "final_result: held value longer than the block limit")
+		p.Fail(transform.CodeBlockTooLong, "final_result: held value longer than the block limit")
 		return dst
 	}
 	return append(dst, text...)
@@ -157,21 +132,22 @@ func (p *Parser) holdClarify(dst, text []byte) []byte {
 	return dst
 }
 
-// fieldEnd handles the end of a watched value.
-func (p *Parser) fieldEnd(tk *jsonstream.Token) {
+// FieldEnd handles the end of a field's value.
+func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
+	p := (*Parser)(h)
 	r := &p.result
-	switch tk.Path {
+	switch id {
 	case fMessage:
-		p.closeAnswer()
-		p.checkType(tk, jsonstream.TypeString)
+		p.CloseAnswer()
+		p.checkType(id, tk, jsonstream.TypeString)
 	case fStatus:
-		p.checkType(tk, jsonstream.TypeString)
+		p.checkType(id, tk, jsonstream.TypeString)
 	case fArtifacts:
 		p.endArtifacts(tk)
 	case fClarify:
-		p.checkType(tk, jsonstream.TypeObject)
+		p.checkType(id, tk, jsonstream.TypeObject)
 	case fQuestion, fHint:
-		p.checkType(tk, jsonstream.TypeString)
+		p.checkType(id, tk, jsonstream.TypeString)
 	case fOption:
 		if tk.Type == jsonstream.TypeString {
 			r.options = append(r.options, string(r.option))
@@ -181,12 +157,29 @@ func (p *Parser) fieldEnd(tk *jsonstream.Token) {
 	}
 }
 
-// checkType reports a field that is neither of type t nor null.
-func (p *Parser) checkType(tk *jsonstream.Token, t jsonstream.Type) {
+// checkType reports field id, whose value's end is tk, if its type is
+// neither t nor null.
+func (p *Parser) checkType(id int, tk *jsonstream.Token, t jsonstream.Type) {
 	if tk.Type != t && tk.Type != jsonstream.TypeNull {
-		p.violation(CodeWrongType, fieldNames[tk.Path], tk.Offset)
+		p.Violation(CodeWrongType, fieldNames[id], tk.Offset)
 	}
 }
+
+// Broken handles a reply that is not, or stopped being, a JSON object: it
+// is reported and the answer is closed. The text of a reply that is not
+// JSON follows as the answer (Base).
+func (h *fields) Broken(tk *jsonstream.Token) {
+	p := (*Parser)(h)
+	code := tk.Code
+	if code == jsonstream.CodeExpectedObject {
+		code = CodeNotJSONObject
+	}
+	p.Violation(code, tk.Text, tk.Offset)
+	p.CloseAnswer()
+}
+
+// Finish has nothing to add at the reply's end: Base closes the answer.
+func (h *fields) Finish() {}
 
 // endArtifacts sends a complete, non-empty artifacts array, raw.
 func (p *Parser) endArtifacts(tk *jsonstream.Token) {
@@ -196,14 +189,14 @@ func (p *Parser) endArtifacts(tk *jsonstream.Token) {
 		return
 	case jsonstream.TypeArray:
 	default:
-		p.violation(CodeWrongType, fieldNames[fArtifacts], tk.Offset)
+		p.Violation(CodeWrongType, fieldNames[fArtifacts], tk.Offset)
 		return
 	}
 	if emptyArray(r.artifacts) {
 		return // "artifacts": [] says there are none (specs/004 §7.2 default)
 	}
 	r.hasArtifacts = true
-	p.emit(transform.Event{Kind: transform.KindArtifacts, Text: r.artifacts})
+	p.Emit(transform.Event{Kind: transform.KindArtifacts, Text: r.artifacts})
 }
 
 // emptyArray reports whether raw, a JSON array, has no element.

@@ -19,7 +19,7 @@ func (p *Parser) endResult(off int64) {
 	r := &p.result
 	for _, f := range [...]int{fStatus, fMessage} {
 		if !r.seen[f] {
-			p.violation(CodeMissingField, fieldNames[f], off)
+			p.Violation(CodeMissingField, fieldNames[f], off)
 		}
 	}
 	if !r.seen[fStatus] || r.statusType != jsonstream.TypeString {
@@ -28,23 +28,23 @@ func (p *Parser) endResult(off int64) {
 	status := r.status.Bytes()
 	switch {
 	case r.status.TooLong():
-		p.violation(CodeBadStatus, status, off)
+		p.Violation(CodeBadStatus, status, off)
 	case string(status) == statusAnswerReady:
 	case string(status) == statusArtifactReady:
 		if !r.hasArtifacts {
-			p.violation(CodeArtifactReadyWithoutArtifacts, nil, off)
+			p.Violation(CodeArtifactReadyWithoutArtifacts, nil, off)
 		}
 	case string(status) == statusClarifyNeeded:
 		if !r.clarify || len(r.question) == 0 {
-			p.violation(CodeClarifyWithoutQuestion, nil, off)
+			p.Violation(CodeClarifyWithoutQuestion, nil, off)
 			return
 		}
-		p.emit(transform.Event{Kind: transform.KindClarify, Clarify: &transform.Clarify{
+		p.Emit(transform.Event{Kind: transform.KindClarify, Clarify: &transform.Clarify{
 			Question: string(r.question),
 			Options:  append([]string(nil), r.options...),
 			Hint:     string(r.hint),
 		}})
 	default:
-		p.violation(CodeBadStatus, status, off)
+		p.Violation(CodeBadStatus, status, off)
 	}
 }

@@ -40,6 +40,17 @@ const (
 	// CodeEventAfterFinalEnd: an event after final_end (specs/001 §2); it
 	// still passes through.
 	CodeEventAfterFinalEnd = "event_after_final_end"
+	// CodeWrongType: a field holds the wrong JSON type; Text is its name:
+	// "text", "title" or "queries[]" (one query) that is not a string,
+	// "queries" that is not an array, "id" that is neither a number nor a
+	// string, "data" that is not an object. Null is no value, never the
+	// wrong type. The code is aiplan's and final_result's, which ignore
+	// such a field; jsonl keeps what the user can be shown (CONTRACT.md §7):
+	// the JSON text of a "text", "title" or query value stands for its text
+	// ({"event":"final_delta","text":123} answers "123"), and a "queries"
+	// string, number or literal is a list of one query. An "event" that is
+	// not a string is unknown_event (JL07).
+	CodeWrongType = "wrong_type"
 	// CodeSerpQueriesCleaned: the serp_queries event's list broke a rule
 	// of specs/000 §4, which specs/001 §1.1 applies to it, and was cleaned
 	// (serp.CleanQueries); Text names the rule. The same code as

@@ -13,7 +13,9 @@
 // (PARSING.md §5.6). An event's fields may be flat or nested under "data".
 // The order rules of specs/001 §2 and §6 are checked; a breach is reported
 // as a violation and the event still passes through, with sections kept
-// paired (every start gets its end, Close ends what is open). A
+// paired (every start gets its end, Close ends what is open). A field of
+// the wrong type is reported as wrong_type, and what the user can be shown
+// still arrives, as the value's JSON text (CONTRACT.md §7, CodeWrongType). A
 // serp_queries list is cleaned by the rules thinkingml applies to its
 // serp_queries comment (specs/001 §1.1, serp.CleanQueries), each rule
 // broken reported as serp_queries_cleaned.

@@ -50,7 +50,7 @@ type lineState struct {
 func (p *Parser) stepLineStart(b []byte, i int) int {
 	l := &p.line
 	c := b[i]
-	off := p.off + int64(i)
+	off := p.Offset() + int64(i)
 	if off < int64(len(bom)) && off == int64(l.bom) && c == bom[l.bom] {
 		l.bom++
 		return i + 1
@@ -102,9 +102,9 @@ func (p *Parser) stepLineStart(b []byte, i int) int {
 // into answer text: held is what the line start held besides blanks.
 func (p *Parser) startProse(off int64, held string) {
 	l := &p.line
-	p.violation(CodeNotJSONLine, nil, off)
-	p.answerText(l.lead[:l.nlead])
-	p.answerText([]byte(held))
+	p.Violation(CodeNotJSONLine, nil, off)
+	p.AnswerText(l.lead[:l.nlead])
+	p.AnswerText([]byte(held))
 	l.nlead = 0
 	l.st = lineText
 }
@@ -118,10 +118,10 @@ func (p *Parser) stepText(b []byte, i int) int {
 	}
 	j += i
 	if j > i && b[j-1] == '\r' {
-		p.answerText(b[i : j-1])
-		p.answerText(newline)
+		p.AnswerText(b[i : j-1])
+		p.AnswerText(newline)
 	} else {
-		p.answerText(b[i : j+1])
+		p.AnswerText(b[i : j+1])
 	}
 	p.endLine()
 	return j + 1
@@ -154,12 +154,12 @@ func (p *Parser) resumeLine(b []byte) int {
 	if l.cr {
 		l.cr = false
 		if b[0] != '\n' {
-			p.answerText(cr) // not a line end after all
+			p.AnswerText(cr) // not a line end after all
 		}
 	}
 	if l.carry.Pending() {
 		out, rest := l.carry.Resume(b)
-		p.answerText(out)
+		p.AnswerText(out)
 		i = len(b) - len(rest)
 	}
 	l.start = i
@@ -181,7 +181,7 @@ func (p *Parser) suspendLine(b []byte) {
 	} else {
 		out = l.carry.Hold(out)
 	}
-	p.answerText(out)
+	p.AnswerText(out)
 }
 
 // closeLine ends the last line at the end of the reply.
@@ -189,16 +189,16 @@ func (p *Parser) closeLine() {
 	l := &p.line
 	switch l.st {
 	case lineJSON:
-		p.tok.Close((*tokens)(p)) // JL02, JL11
+		p.CloseTokens() // JL02, JL11
 	case lineText:
-		p.answerText(l.carry.Flush()) // a held '\r' ends the line: dropped
+		p.AnswerText(l.carry.Flush()) // a held '\r' ends the line: dropped
 	case lineTicks:
 		if l.ticks < 3 {
-			p.startProse(p.off-int64(l.ticks), "``"[:l.ticks])
+			p.startProse(p.Offset()-int64(l.ticks), "``"[:l.ticks])
 		}
 	case lineStart:
 		if l.bom > 0 && l.bom < len(bom) {
-			p.startProse(p.off-int64(l.bom), bom[:l.bom])
+			p.startProse(p.Offset()-int64(l.bom), bom[:l.bom])
 		}
 	}
 }

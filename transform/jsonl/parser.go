@@ -4,21 +4,19 @@ import (
 	"bytes"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonformat"
 	"github.com/llmstream/llmstream/transform/jsonstream"
-	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // Parser parses a jsonl reply incrementally. It implements
-// transform.Parser; create it with New.
+// transform.Parser; create it with New. The skeleton every JSON format
+// shares (tokenizer, raw echo, fatal errors, section pairing) is its
+// jsonformat.Base; the Parser splits the reply into lines and hands each
+// line's object to the tokenizer (jsonformat.Input).
 type Parser struct {
+	jsonformat.Base
 	opts  transform.ParserOptions
 	title []byte // opts.ReasoningTitle
-	tok   jsonstream.Tokenizer
-	emit  transform.Emit
-
-	off    int64 // reply offset of the current chunk's first byte
-	raw    parsekit.RawEcho
-	failed bool // a fatal error was reported: input is ignored
 
 	line lineState
 	obj  object
@@ -29,33 +27,25 @@ type Parser struct {
 func New(opts transform.ParserOptions) *Parser {
 	p := &Parser{opts: opts.WithDefaults()}
 	p.title = []byte(p.opts.ReasoningTitle)
-	p.tok.Init(jsonstream.Config{Paths: paths, Limits: p.opts.Limits, Doc: jsonstream.DocBare})
 	p.obj.hold = make([]byte, 0, 256)
+	p.Init((*fields)(p), watched, jsonstream.DocBare, p.opts.Limits)
 	p.Reset()
 	return p
 }
 
 // Reset readies p for a new reply.
 func (p *Parser) Reset() {
-	p.tok.Reset()
-	p.off = 0
-	p.raw.Reset()
-	p.failed = false
+	p.Base.Reset()
 	p.line = lineState{}
 	p.obj.reset(-1)
 	p.seq = sequence{}
-	p.emit = nil
 }
 
-// Feed consumes the next bytes of the reply.
-func (p *Parser) Feed(b []byte, emit transform.Emit) {
-	if p.failed {
-		return
-	}
-	p.emit = emit
-	p.raw.Feed(b, p.emit)
+// FeedInput reads the next bytes of the reply line by line.
+func (h *fields) FeedInput(b []byte) {
+	p := (*Parser)(h)
 	i := p.resumeLine(b)
-	for i < len(b) && !p.failed {
+	for i < len(b) && !p.Failed() {
 		switch p.line.st {
 		case lineJSON:
 			i = p.feedObject(b, i)
@@ -69,26 +59,19 @@ func (p *Parser) Feed(b []byte, emit transform.Emit) {
 			i = p.stepLineStart(b, i)
 		}
 	}
-	if !p.failed {
+	if !p.Failed() {
 		p.suspendLine(b)
 	}
-	p.off += int64(len(b))
-	p.emit = nil
 }
 
-// Close ends the reply: it parses a last line without a newline (JL02),
-// closes every open section and reports what the reply lacked.
-func (p *Parser) Close(emit transform.Emit) {
-	if p.failed {
-		return
-	}
-	p.emit = emit
-	defer func() { p.emit = nil }()
-	p.raw.Close(p.emit)
-	p.closeLine()
-	if p.failed {
-		return
-	}
+// CloseInput ends the last line: it parses a last line without a newline
+// (JL02).
+func (h *fields) CloseInput() { (*Parser)(h).closeLine() }
+
+// Finish reports what the reply lacked; Base then closes every open
+// section.
+func (h *fields) Finish() {
+	p := (*Parser)(h)
 	p.seq.finish(p)
 }
 
@@ -100,14 +83,14 @@ func (p *Parser) feedObject(b []byte, i int) int {
 	} else {
 		j += i
 	}
-	n := p.tok.Feed(b[i:j], (*tokens)(p))
+	n := p.FeedTokens(b[i:j])
 	i += n
-	switch {
-	case p.failed:
+	switch tok := p.Tokenizer(); {
+	case p.Failed():
 		return len(b)
-	case p.tok.Done():
+	case tok.Done():
 		p.line.st = lineAfter
-	case p.tok.Stopped():
+	case tok.Stopped():
 		// The object broke at b[i] (JL06): bad_line was reported, and the
 		// rest of the line is the model's text.
 		p.obj.reset(-1)
@@ -115,7 +98,7 @@ func (p *Parser) feedObject(b []byte, i int) int {
 		p.line.start = i
 	case i == j && j < len(b):
 		// The line ended inside the object.
-		p.violation(CodeBadLine, textUnterminated, p.off+int64(j))
+		p.Violation(CodeBadLine, textUnterminated, p.Offset()+int64(j))
 		p.obj.reset(-1)
 		p.endLine()
 		return j + 1
@@ -133,11 +116,11 @@ func (p *Parser) stepAfterObject(b []byte, i int) int {
 		return i + 1
 	case c == '{':
 		// JL09, lenient: a second object on the line is the next event.
-		p.violation(CodeMultipleValues, nil, p.off+int64(i))
+		p.Violation(CodeMultipleValues, nil, p.Offset()+int64(i))
 		p.startObject(i)
 		return i
 	}
-	p.violation(CodeBadLine, textTrailing, p.off+int64(i))
+	p.Violation(CodeBadLine, textTrailing, p.Offset()+int64(i))
 	p.line.st = lineText
 	p.line.start = i
 	return i
@@ -145,21 +128,9 @@ func (p *Parser) stepAfterObject(b []byte, i int) int {
 
 // startObject hands the '{' at b[i] and what follows to the tokenizer.
 func (p *Parser) startObject(i int) {
-	p.tok.ResetAt(p.off + int64(i))
-	p.obj.reset(p.off + int64(i))
+	p.Tokenizer().ResetAt(p.Offset() + int64(i))
+	p.obj.reset(p.Offset() + int64(i))
 	p.line.st = lineJSON
-}
-
-// violation emits a KindViolation.
-func (p *Parser) violation(code string, text []byte, off int64) {
-	p.emit(transform.Event{Kind: transform.KindViolation, Code: code, Text: text, Offset: off})
-}
-
-// fail ends the stream with a fatal error, after closing what is open.
-func (p *Parser) fail(code, msg string) {
-	p.seq.closeAll(p)
-	p.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})
-	p.failed = true
 }
 
 var _ transform.Parser = (*Parser)(nil)

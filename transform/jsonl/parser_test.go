@@ -128,6 +128,36 @@ var cases = []parseCase{
 		want: `TH{ TH} F{ F"a" V(invalid_escape@84:invalid escape in a string) F"\\qb" F}`},
 	{name: "event_twice", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"event\":\"phase_delta\",\"text\":\"b\"}\n" + lFinalEnd},
 		want: `TH{ TH} F{ F"a" V(duplicate_key@86:event) V(duplicate_key@108:text) F"b" F}`},
+	// Fields of the wrong type are reported as wrong_type, as aiplan and
+	// final_result report them, and what the user can be shown still
+	// arrives (CONTRACT.md §7): a value's JSON text stands for its text.
+	{name: "wrong_type/final_delta_number", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":123}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"123" V(wrong_type@84:text) F}`},
+	{name: "wrong_type/text_before_event", chunks: []string{lThinkStart + lThinkEnd + "{\"text\":true,\"event\":\"final_delta\"}\n" + lFinalEnd},
+		want: `TH{ TH} V(wrong_type@63:text) F{ F"true" F}`},
+	{name: "wrong_type/phase_delta_object", chunks: []string{lThinkStart + lPhase1 + "{\"event\":\"phase_delta\",\"id\":1,\"text\":{\"a\": [\"b\\n\"]}}\n" + lThinkEnd + lFinal},
+		want: `TH{ P{1 "A"} P1"{\"a\": [\"b\\n\"]}" V(wrong_type@120:text) P1} TH} F{ F"." F}`},
+	{name: "wrong_type/data_text", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"data\":{\"text\":[1, 2.5e3]}}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"[1, 2.5e3]" V(wrong_type@99:text) F}`},
+	{name: "wrong_type/serp_summary", chunks: []string{"{\"event\":\"serp_summary\",\"text\":false}\n" + lThinkStart + lThinkEnd + lFinal},
+		want: `V(wrong_type@35:text) S"false" TH{ TH} F{ F"." F}`},
+	{name: "wrong_type/title", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":1,\"title\":42}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(wrong_type@66:title) P{1 "42"} P1} TH} F{ F"." F}`},
+	{name: "wrong_type/id", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":true,\"title\":\"A\"}\n" + lThinkEnd + lFinal},
+		want: `TH{ V(wrong_type@58:id) V(phase_order@27) P{1 "A"} P1} TH} F{ F"." F}`},
+	{name: "wrong_type/queries", chunks: []string{lThinkStart + lThinkEnd + lFinal[:len(lFinal)-len(lFinalEnd)] +
+		"{\"event\":\"serp_queries\",\"queries\":[\"a\",7,null,{\"q\":\"b\"}]}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"." V(wrong_type@126:queries[]) V(wrong_type@141:queries[]) Q["a","7","{\"q\":\"b\"}"] F}`},
+	{name: "wrong_type/queries_string", chunks: []string{lThinkStart + lThinkEnd + lFinal[:len(lFinal)-len(lFinalEnd)] +
+		"{\"event\":\"serp_queries\",\"queries\":\"a b\"}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"." V(wrong_type@125:queries) Q["a b"] F}`},
+	{name: "wrong_type/queries_object", chunks: []string{lThinkStart + lThinkEnd + lFinal[:len(lFinal)-len(lFinalEnd)] +
+		"{\"event\":\"serp_queries\",\"data\":{\"queries\":{\"q\":1}}}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"." V(wrong_type@135:queries) Q[] F}`},
+	{name: "wrong_type/data", chunks: []string{"{\"event\":\"thinking_start\",\"data\":\"x\"}\n" + lThinkEnd + lFinal},
+		want: `V(wrong_type@35:data) TH{ TH} F{ F"." F}`},
+	{name: "null_is_no_value", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":1,\"title\":null,\"data\":null}\n" + lThinkEnd + "{\"event\":\"final_delta\",\"text\":null,\"queries\":null}\n" + lFinalEnd},
+		want: `TH{ V(empty_title@27) P{1 "Thought"} P1} TH} F{ F}`},
 	{name: "too_deep", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 2}}, chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"x\":[[1]]}\n"},
 		want: `TH{ TH} F{ F"a" F} E(json_too_deep)`},
 }

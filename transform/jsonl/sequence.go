@@ -5,29 +5,24 @@ import (
 	"github.com/llmstream/llmstream/transform/serp"
 )
 
-// sequence tracks the JSONSeq event order (specs/001 §2) and the sections
-// open in the events emitted, which it keeps paired.
+// sequence tracks the JSONSeq event order (specs/001 §2). The sections
+// open in the events emitted are the Parser's jsonformat.Base's, which
+// keeps them paired.
 type sequence struct {
-	summary      bool // serp_summary seen
-	thinking     bool // thinking_start seen
-	thinkingOpen bool
-	final        bool // final_delta seen
-	queries      bool // serp_queries seen
-	finalEnd     bool // final_end seen
+	summary  bool // serp_summary seen
+	thinking bool // thinking_start seen
+	final    bool // final_delta seen
+	queries  bool // serp_queries seen
+	finalEnd bool // final_end seen
 
-	phaseOpen bool
-	phase     int // the open phase's id
 	lastPhase int // the last phase_start id
-
-	answerOpen bool
-	answered   bool // an answer section was ever opened
 }
 
 // check reports a breach of the order of specs/001 §2 by ev.
 func (s *sequence) check(p *Parser, ev event, off int64) {
 	name := eventNames[ev]
 	if s.finalEnd {
-		p.violation(CodeEventAfterFinalEnd, name, off)
+		p.Violation(CodeEventAfterFinalEnd, name, off)
 		return
 	}
 	var bad bool
@@ -37,16 +32,16 @@ func (s *sequence) check(p *Parser, ev event, off int64) {
 	case evThinkingStart:
 		bad = s.thinking || s.final
 	case evPhaseStart, evPhaseDelta, evThinkingEnd:
-		bad = !s.thinkingOpen
+		bad = !p.ThinkingOpen()
 	case evFinalDelta:
-		bad = s.thinkingOpen || s.queries
+		bad = p.ThinkingOpen() || s.queries
 	case evSerpQueries:
 		bad = !s.final || s.queries
 	case evFinalEnd:
 		bad = !s.final
 	}
 	if bad {
-		p.violation(CodeEventOrder, name, off)
+		p.Violation(CodeEventOrder, name, off)
 	}
 }
 
@@ -55,14 +50,15 @@ func (s *sequence) open(p *Parser, o *object) {
 	s.check(p, o.ev, o.off)
 	if o.ev == evFinalDelta {
 		s.final = true
-		p.openAnswer()
+		p.OpenAnswer()
 		return
 	}
-	if s.phaseOpen && o.idOK && o.id == s.phase {
+	phase, phaseOpen := p.Phase()
+	if phaseOpen && o.idOK && o.id == phase {
 		return
 	}
-	p.violation(CodePhaseDeltaWithoutStart, nil, o.off)
-	if s.phaseOpen {
+	p.Violation(CodePhaseDeltaWithoutStart, nil, o.off)
+	if phaseOpen {
 		return // the text goes to the open phase
 	}
 	id := o.id
@@ -78,108 +74,62 @@ func (s *sequence) event(p *Parser, o *object) {
 	switch o.ev {
 	case evSerpSummary:
 		s.summary = true
-		p.emit(transform.Event{Kind: transform.KindSerpSummary, Text: o.hold})
+		p.Emit(transform.Event{Kind: transform.KindSerpSummary, Text: o.hold})
 	case evThinkingStart:
 		s.thinking = true
-		if !s.thinkingOpen {
-			s.thinkingOpen = true
-			p.emit(transform.Event{Kind: transform.KindThinkingStart})
-		}
+		p.OpenThinking()
 	case evPhaseStart:
 		title := o.title
 		if len(title) == 0 {
-			p.violation(CodeEmptyTitle, nil, o.off)
+			p.Violation(CodeEmptyTitle, nil, o.off)
 			title = p.title
 		}
 		id := o.id
 		if !o.idOK || o.id <= s.lastPhase {
-			p.violation(CodePhaseOrder, nil, o.off)
+			p.Violation(CodePhaseOrder, nil, o.off)
 			if !o.idOK {
 				id = s.lastPhase + 1
 			}
 		}
-		s.closePhase(p)
+		p.ClosePhase()
 		s.openPhase(p, id, title)
 	case evThinkingEnd:
-		if s.thinkingOpen {
-			s.closePhase(p)
-			s.thinkingOpen = false
-			p.emit(transform.Event{Kind: transform.KindThinkingEnd})
+		// A phase opened outside the reasoning section (after an
+		// event_order breach) is not closed by a thinking_end that closes
+		// nothing.
+		if p.ThinkingOpen() {
+			p.CloseThinking()
 		}
 	case evSerpQueries:
 		s.queries = true
 		// specs/001 §1.1 and §6 item 5 ask for the query rules of
 		// specs/000 §4, so the list is cleaned and reported as
 		// thinkingml's is.
-		serp.EmitQueries(o.queries, o.off, p.emit)
+		serp.EmitQueries(o.queries, o.off, p.Emit)
 	case evFinalEnd:
 		s.finalEnd = true
-		if !s.answered {
-			p.openAnswer()
+		if !p.Answered() {
+			p.OpenAnswer()
 		}
-		s.closeAnswer(p)
+		p.CloseAnswer()
 	}
 }
 
 func (s *sequence) openPhase(p *Parser, id int, title []byte) {
-	s.phaseOpen, s.phase = true, id
 	s.lastPhase = max(s.lastPhase, id)
-	p.emit(transform.Event{Kind: transform.KindPhaseStart, Index: id, Text: title})
+	p.OpenPhase(id, title)
 }
 
-func (s *sequence) closePhase(p *Parser) {
-	if s.phaseOpen {
-		s.phaseOpen = false
-		p.emit(transform.Event{Kind: transform.KindPhaseEnd, Index: s.phase})
-	}
-}
-
-func (s *sequence) closeAnswer(p *Parser) {
-	if s.answerOpen {
-		s.answerOpen = false
-		p.emit(transform.Event{Kind: transform.KindAnswerEnd})
-	}
-}
-
-// closeAll closes every open section.
-func (s *sequence) closeAll(p *Parser) {
-	s.closePhase(p)
-	if s.thinkingOpen {
-		s.thinkingOpen = false
-		p.emit(transform.Event{Kind: transform.KindThinkingEnd})
-	}
-	s.closeAnswer(p)
-}
-
-// finish reports, at the end of the reply, the events it lacked, then
-// closes what is open.
+// finish reports, at the end of the reply, the events it lacked.
 func (s *sequence) finish(p *Parser) {
-	end := p.off
+	end := p.Offset()
 	if !s.thinking {
-		p.violation(CodeMissingThinkingStart, nil, end)
+		p.Violation(CodeMissingThinkingStart, nil, end)
 	}
-	if s.thinkingOpen {
-		p.violation(CodeMissingThinkingEnd, nil, end)
+	if p.ThinkingOpen() {
+		p.Violation(CodeMissingThinkingEnd, nil, end)
 	}
 	if !s.finalEnd {
-		p.violation(CodeMissingFinalEnd, nil, end)
+		p.Violation(CodeMissingFinalEnd, nil, end)
 	}
-	s.closeAll(p)
-}
-
-// openAnswer opens the answer section if it is not open.
-func (p *Parser) openAnswer() {
-	if !p.seq.answerOpen {
-		p.seq.answerOpen, p.seq.answered = true, true
-		p.emit(transform.Event{Kind: transform.KindAnswerStart})
-	}
-}
-
-// answerText emits answer text, opening the answer if needed.
-func (p *Parser) answerText(text []byte) {
-	if len(text) == 0 {
-		return
-	}
-	p.openAnswer()
-	p.emit(transform.Event{Kind: transform.KindAnswerDelta, Text: text})
 }

@@ -4,7 +4,8 @@ package jsonstream
 // them on as KindViolation codes (PARSING.md §4.2).
 const (
 	// CodeExpectedObject (TokenInvalid): the reply's value is not an object
-	// (JO21), or the reply holds no JSON at all.
+	// (JO21), or not an array when Config.Root says so, or the reply holds
+	// no JSON at all.
 	CodeExpectedObject = "expected_object"
 	// CodeLeadingText (TokenViolation): DocLenient skipped prose before the
 	// object (JO04); Offset is the prose's first byte.

@@ -13,10 +13,40 @@
 // A document stage around the value accepts what models put around JSON: a
 // byte order mark, blank lines, a ```json fence and its closing fence
 // (JO01–JO03, JO25), and, depending on the DocMode, prose before the object
-// (JO04).
+// (JO04). The top-level value may also be an array (Config.Root).
 //
 // Like golang.org/x/net/html's Tokenizer, every slice a Token carries is
 // borrowed: it aliases the caller's input or the tokenizer's scratch buffer
 // and is valid only until the Handler returns. Steady-state use allocates
 // nothing.
+//
+// # The JSON readers
+//
+// llmstream reads JSON in four places (issue 10). A fix to how JSON is read
+// (an escape, a surrogate, a limit) belongs in the reader of the JSON it
+// concerns:
+//
+//   - This tokenizer reads everything the model writes as JSON: the reply of
+//     the JSON formats, aiplan, final_result and jsonl (through
+//     transform/jsonformat's Base), and thinkingml's serp_queries list (a
+//     top-level array, read whole once the comment is complete). The model's
+//     text arrives in arbitrary pieces and must stream as it arrives, so only
+//     an incremental reader fits it.
+//   - transform/upstream/jsonscan.go (cursor) reads the upstream's SSE chunks.
+//     Each chunk is a complete document, so a one-pass cursor over it is
+//     simpler and cheaper than a push tokenizer: it hands out raw values by
+//     key at any depth (choices, delta, tool_calls, content parts) without
+//     watch paths, decoding or copying, and the decoder beside it unescapes
+//     only the strings it keeps. It stays.
+//   - transform/request/jsondoc.go reads the client's request body, which is
+//     complete and validated first (encoding/json). The rewrite needs random
+//     access by key and the byte span of every value, to copy what it does
+//     not change verbatim; a one-pass tokenizer reports values in document
+//     order only. It stays.
+//   - transform/format/auto.go's keyScan reads the first top-level keys of a
+//     reply to decide its format. The tokenizer could serve it (watch the
+//     decisive keys at the root; the first TokenStart decides), at a cost to
+//     weigh: keys would be decoded, so "\u0065vent" would name jsonl, which
+//     keyScan, comparing raw key bytes, does not. It is left as it is while
+//     the format package is being changed.
 package jsonstream

@@ -90,7 +90,7 @@ func (t *Tokenizer) docStep(p []byte, i int) int {
 		case c == '\n':
 			d.st = docLead
 			return i + 1
-		case c == '{':
+		case c == t.open:
 			return t.docLeadByte(p, i)
 		case d.info < t.lim.MaxTagBytes:
 			d.info++
@@ -131,7 +131,7 @@ func (t *Tokenizer) docStep(p []byte, i int) int {
 			return i + 1
 		}
 		d.st = docIgnore
-		t.report(TokenViolation, -1, -1, 0, detailBytes("text after the JSON object"), CodeTrailingText, t.off(i))
+		t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.off(i))
 		return len(p)
 	case docProse:
 		return len(p)
@@ -150,7 +150,7 @@ func (t *Tokenizer) docLeadByte(p []byte, i int) int {
 		d.sigOff = t.off(i)
 		d.held = 1
 		return i + 1
-	case c == '{':
+	case c == t.open:
 		if t.mode == DocLenient {
 			d.braceOff = t.off(i)
 			d.st = docBrace
@@ -178,26 +178,47 @@ func (t *Tokenizer) notJSON(p []byte, i int, held string) int {
 	case DocBare:
 		d.st = docStopped
 		t.st = stDead
-		t.report(TokenInvalid, -1, -1, 0, detailBytes("the line is not a JSON object"), CodeExpectedObject, off)
+		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the line is not a JSON object", "the line is not a JSON array")), CodeExpectedObject, off)
 		return i
 	}
 	d.st = docProse
 	t.st = stDead
-	t.report(TokenInvalid, -1, -1, 0, detailBytes("the reply is not a JSON object"), CodeExpectedObject, off)
+	t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply is not a JSON object", "the reply is not a JSON array")), CodeExpectedObject, off)
 	t.emitData(TokenProse, -1, -1, detailBytes(held))
 	d.start = i
 	return i
 }
 
-// openRoot begins the top-level object whose '{' is at off.
+// rootDetail returns the detail that speaks of the top-level value's type:
+// object, or array. Both are constants, so that reporting allocates
+// nothing.
+func (t *Tokenizer) rootDetail(object, array string) string {
+	if t.open == '[' {
+		return array
+	}
+	return object
+}
+
+// openRoot begins the top-level value, an object or an array, whose first
+// byte is at off.
 func (t *Tokenizer) openRoot(off int64) {
 	t.doc.st = docValue
+	obj := t.open == '{'
+	typ := TypeArray
+	if obj {
+		typ = TypeObject
+	}
 	if path, _ := t.watched(0); path >= 0 {
-		t.report(TokenStart, path, -1, TypeObject, nil, "", off)
+		t.report(TokenStart, path, -1, typ, nil, "", off)
 	}
 	// The stack's capacity is MaxDepth, at least 1: the root always fits.
-	t.stack = append(t.stack[:0], frame{node: 0, obj: true, idx: -1})
-	t.st = stObjFirst
+	t.stack = append(t.stack[:0], frame{node: 0, obj: obj, idx: -1})
+	if obj {
+		t.st = stObjFirst
+		return
+	}
+	t.st = stArrFirst
+	t.valNode, t.valIdx = t.elem(0), 0
 }
 
 // resumeProse completes a rune cut at the end of the previous Feed.
@@ -249,7 +270,7 @@ func (t *Tokenizer) docClose() {
 			d.proseOff = off
 		}
 		t.st = stDead
-		t.report(TokenInvalid, -1, -1, 0, detailBytes("the reply holds no JSON object"), CodeExpectedObject, off)
+		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply holds no JSON object", "the reply holds no JSON array")), CodeExpectedObject, off)
 		if t.mode == DocStrict {
 			t.emitData(TokenProse, -1, -1, detailBytes(held))
 		}
@@ -261,7 +282,7 @@ func (t *Tokenizer) docClose() {
 			off = d.braceOff
 		}
 		t.st = stDead
-		t.report(TokenInvalid, -1, -1, 0, detailBytes("the reply holds no JSON object"), CodeExpectedObject, off)
+		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply holds no JSON object", "the reply holds no JSON array")), CodeExpectedObject, off)
 	}
 }
 

@@ -28,7 +28,8 @@ const (
 // A path names a value from the top-level object: "" is that object itself,
 // "thought" its member, "clarify.question" a member of a member, and "[*]"
 // after a name stands for every element of an array ("tool_calls[*].name",
-// "queries[*]").
+// "queries[*]"). With Config.Root TypeArray, "" is the top-level array and
+// "[*]" each of its elements ("[*].name" a member of each).
 type Watch struct {
 	Path string
 	Mode Mode
@@ -96,12 +97,16 @@ func (ps *Paths) insert(path string) (int32, error) {
 	if path == "" {
 		return n, nil
 	}
-	for _, seg := range strings.Split(path, ".") {
+	for k, seg := range strings.Split(path, ".") {
 		name, rest, _ := strings.Cut(seg, "[")
-		if name == "" {
+		switch {
+		case name != "":
+			n = ps.child(n, name)
+		case k > 0 || rest == "":
+			// Only the elements of a top-level array, "[*]", have no
+			// name.
 			return 0, errors.New("empty member name")
 		}
-		n = ps.child(n, name)
 		if rest == "" {
 			continue
 		}

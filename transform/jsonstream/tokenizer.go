@@ -37,6 +37,12 @@ type Config struct {
 	Limits transform.Limits
 	// Doc is the document mode.
 	Doc DocMode
+	// Root is the type the top-level value must have: TypeObject, the
+	// default, or TypeArray (thinkingml's serp_queries list, whose
+	// elements are watched as "[*]"). An array is read in DocBare or
+	// DocStrict mode: DocLenient's search for the object in prose is for
+	// objects only.
+	Root Type
 }
 
 // Tokenizer is an incremental JSON tokenizer (see the package comment). The
@@ -46,6 +52,7 @@ type Tokenizer struct {
 	paths *Paths
 	lim   transform.Limits
 	mode  DocMode
+	open  byte // the top-level value's first byte: '{' or '['
 
 	h    Handler
 	tk   Token
@@ -112,7 +119,9 @@ const (
 )
 
 // Init readies t for a reply with configuration c. It allocates the stack
-// and buffers once; Reset reuses them.
+// and buffers once; Reset reuses them. It panics on a Root other than
+// TypeObject and TypeArray, or an array in DocLenient mode, which are
+// programming errors.
 func (t *Tokenizer) Init(c Config) {
 	t.paths = c.Paths
 	if t.paths == nil {
@@ -120,6 +129,14 @@ func (t *Tokenizer) Init(c Config) {
 	}
 	t.lim = c.Limits.WithDefaults()
 	t.mode = c.Doc
+	switch {
+	case c.Root == TypeObject:
+		t.open = '{'
+	case c.Root == TypeArray && c.Doc != DocLenient:
+		t.open = '['
+	default:
+		panic("jsonstream: the top-level value must be an object, or an array outside DocLenient mode")
+	}
 	t.stack = make([]frame, 0, t.lim.MaxDepth)
 	t.key = make([]byte, 0, t.lim.MaxKeyBytes)
 	t.scalar = make([]byte, 0, 32)
@@ -250,7 +267,7 @@ func (t *Tokenizer) Close(h Handler) {
 		return
 	}
 	t.flushCarried()
-	t.invalid(nil, 0, CodeUnterminated, "the reply ended inside the JSON object", t.base)
+	t.invalid(nil, 0, CodeUnterminated, t.rootDetail("the reply ended inside the JSON object", "the reply ended inside the JSON array"), t.base)
 }
 
 // flushCarried releases, at the end of the reply, a rune the reply cut

@@ -99,3 +99,16 @@ func TestSteadyStateAllocs(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeQueries decodes a serp_queries list as the comment holds
+// it: escapes, Chinese, five queries.
+func BenchmarkDecodeQueries(b *testing.B) {
+	in := []byte(" [\"三分化训练计划怎么安排\", \"push pull legs\", \"caf\\u00e9 \\\"menu\\\"\",\n\"\\ud83d\\ude00 emoji\", \"q5\"] ")
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := decodeQueries(in); !ok {
+			b.Fatal("not decoded")
+		}
+	}
+}
