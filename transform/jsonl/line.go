@@ -26,6 +26,9 @@ const maxLead = 64
 // bom is the UTF-8 byte order mark, skipped at the reply's start.
 const bom = "\xef\xbb\xbf"
 
+// bomBytes is bom as a slice, for the carry.
+var bomBytes = []byte(bom)
+
 var (
 	newline = []byte{'\n'}
 	cr      = []byte{'\r'}
@@ -56,11 +59,18 @@ func (p *Parser) stepLineStart(b []byte, i int) int {
 		return i + 1
 	}
 	if l.bom > 0 && l.bom < len(bom) {
-		held := bom[:l.bom]
+		// A broken byte order mark is the start of the line's first
+		// character ("\xef" then "\xbf\xbd" is U+FFFD): it is carried
+		// into the text that follows, so that no text delta ends inside
+		// a character (parsekit.RuneCarry).
+		held := bomBytes[:l.bom]
 		l.bom = len(bom)
-		p.startProse(off-int64(len(held)), held)
-		l.start = i
-		return i
+		p.startProse(off-int64(len(held)), "")
+		l.carry.Hold(held) // an incomplete sequence: all of it is held
+		out, rest := l.carry.Resume(b[i:])
+		p.AnswerText(out)
+		l.start = len(b) - len(rest)
+		return l.start
 	}
 	if l.st == lineTicks {
 		if c == '`' {

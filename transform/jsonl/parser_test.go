@@ -109,6 +109,13 @@ var cases = []parseCase{
 		want: `V(not_json_line@2) F{ F"  - item\n" V(not_json_line@10) F"\t` + "`code`" + `\n" V(missing_thinking_start@17) V(missing_final_end@17) F}`},
 	{name: "bom", chunks: []string{"\xef\xbb", "\xbf" + lThinkStart + lThinkEnd + lFinal},
 		want: `TH{ TH} F{ F"." F}`},
+	// Issue 9: a line of prose whose first character starts as a byte
+	// order mark does ("\xef", then not "\xbb") is one character, not
+	// "\xef" then the rest: a client would get three U+FFFD.
+	{name: "bom/broken_is_a_character", chunks: []string{"\ufffd prose\n", "\ufeff\ufffd"},
+		want: `V(not_json_line@0) F{ F"� prose\n" V(not_json_line@10) F"\ufeff�" V(missing_thinking_start@16) V(missing_final_end@16) F}`},
+	{name: "bom/broken_two_bytes", chunks: []string{"\ufec0 x"},
+		want: `V(not_json_line@0) F{ F"ﻀ x" V(missing_thinking_start@5) V(missing_final_end@5) F}`},
 	{name: "escapes", chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"caf\\u00", "e9 \\ud83d", "\\ude00 \xe4\xbd", "\xa0\"}\n" + lFinalEnd},
 		want: `TH{ TH} F{ F"café 😀 你" F}`},
 	{name: "summary_and_queries", chunks: []string{"{\"event\":\"serp_summary\",\"text\":\"用户要计划\"}\n" + lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"x\"}\n{\"event\":\"serp_queries\",\"queries\":[\"a\",\"\\u00e9\"]}\n" + lFinalEnd},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 )
@@ -127,6 +128,27 @@ func CheckStream(evs []transform.Event, input []byte) error {
 	return fmt.Errorf("raw text is not the input:\n input %q\n   raw %q", input, raw)
 }
 
+// WholeRunes checks that every delta of evs (the raw echo, and the text of
+// every section and tool call) is whole UTF-8 characters when the parser
+// was fed whole characters, as the upstream decoder feeds it: every
+// protocol encodes each event's text on its own, so a character cut
+// between two events reaches the client as two or three U+FFFD instead of
+// itself (issue 9; parsekit.RuneCarry). Chunks that cut a character, or
+// invalid UTF-8 (the encoders' to replace), are not checked.
+func WholeRunes(evs []transform.Event, chunks ...[]byte) error {
+	for _, c := range chunks {
+		if !utf8.Valid(c) {
+			return nil
+		}
+	}
+	for i, ev := range evs {
+		if ev.Kind.IsDelta() && !utf8.Valid(ev.Text) {
+			return fmt.Errorf("event %d %s cuts a UTF-8 character (in %s)", i, Token(ev), Format(evs))
+		}
+	}
+	return nil
+}
+
 // Failed reports whether a fatal KindError ends evs, after which a parser
 // ignores its input.
 func Failed(evs []transform.Event) bool {
@@ -135,8 +157,9 @@ func Failed(evs []transform.Event) bool {
 }
 
 // SplitInvariant feeds input to parsers from newParser cut in every way
-// Splits gives and reports the first split whose normal form (events and
-// concatenated raw text) differs from the one-shot parse.
+// Splits gives and reports the first split whose deltas are not WholeRunes
+// or whose normal form (events and concatenated raw text) differs from the
+// one-shot parse.
 //
 // A one-shot parse that ends in a fatal KindError is the exception for the
 // raw text: a parser ignores the input after the error, and where a limit
@@ -147,7 +170,11 @@ func SplitInvariant(newParser func() transform.Parser, input []byte, seed int64,
 	failed := Failed(evs)
 	whole, wholeRaw := Normalize(evs)
 	for _, chunks := range Splits(input, seed, random) {
-		got, raw := Normalize(Run(newParser(), chunks...))
+		evs := Run(newParser(), chunks...)
+		if err := WholeRunes(evs, chunks...); err != nil {
+			return fmt.Errorf("split %s: %w", Describe(chunks), err)
+		}
+		got, raw := Normalize(evs)
 		if ok, diff := Equal(whole, got); !ok {
 			return fmt.Errorf("split %s: %s", Describe(chunks), diff)
 		}
@@ -176,6 +203,9 @@ func CheckCase(t testing.TB, newParser func() transform.Parser, chunks []string,
 	if err := CheckStream(evs, input); err != nil {
 		t.Error(err)
 	}
+	if err := WholeRunes(evs, input); err != nil {
+		t.Error(err)
+	}
 	if err := SplitInvariant(newParser, input, 1, 50); err != nil {
 		t.Error(err)
 	}
@@ -193,6 +223,12 @@ func CheckCuts(newParser func() transform.Parser, input, cuts []byte) ([]transfo
 		if err := CheckStream(evs, input); err != nil {
 			return whole, err
 		}
+	}
+	if err := WholeRunes(whole, input); err != nil {
+		return whole, err
+	}
+	if err := WholeRunes(split, chunks...); err != nil {
+		return whole, fmt.Errorf("split %s: %w", Describe(chunks), err)
 	}
 	wn, _ := Normalize(whole)
 	sn, _ := Normalize(split)
