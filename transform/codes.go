@@ -21,9 +21,15 @@ const (
 	// CodeTagTooLong names Limits.MaxTagBytes. Exceeding it ends no stream
 	// (CONTRACT.md §7): ThinkingML reports it as a violation and releases
 	// the tag as text.
-	CodeTagTooLong       = "tag_too_long"
-	CodeBlockTooLong     = "block_too_long"
-	CodeKeyTooLong       = "key_too_long"
-	CodeJSONTooDeep      = "json_too_deep"
+	CodeTagTooLong   = "tag_too_long"
+	CodeBlockTooLong = "block_too_long"
+	// CodeKeyTooLong and CodeJSONTooDeep name Limits.MaxKeyBytes and
+	// Limits.MaxDepth. They end no stream either (CONTRACT.md §7): the
+	// JSON formats report them as violations, and the rest of the reply
+	// is answer text.
+	CodeKeyTooLong  = "key_too_long"
+	CodeJSONTooDeep = "json_too_deep"
+	// CodeTooManyToolCalls names Limits.MaxToolCalls: an error for native
+	// tool calls, a violation for aiplan's, whose text is answer text.
 	CodeTooManyToolCalls = "too_many_tool_calls"
 )

@@ -64,9 +64,12 @@ func (o ParserOptions) WithDefaults() ParserOptions {
 }
 
 // Limits bounds every buffer a stream may grow, so that hostile or broken
-// input costs bounded memory (PARSING.md §5.10). Exceeding one ends the
-// stream with the error code named in its comment. Zero fields take the
-// defaults.
+// input costs bounded memory (PARSING.md §5.10). Exceeding one of the limits
+// that bound what a stream holds (max_sse_line, max_reply, max_block) ends
+// the stream with the error code named in its comment; the others stop
+// holding and go on, the model's text delivered as text with a violation of
+// that code (CONTRACT.md §7: nothing the model wrote vanishes). Zero fields
+// take the defaults.
 type Limits struct {
 	// MaxSSELineBytes bounds one line of the upstream's SSE stream.
 	// Default 1 MiB; code sse_line_too_long.
@@ -83,12 +86,17 @@ type Limits struct {
 	// until it ends: a <serp> summary, a <title>, the serp_queries comment, a
 	// clarify or artifacts value. Default 64 KiB; code block_too_long.
 	MaxBlockBytes int `json:"max_block,omitempty"`
-	// MaxKeyBytes bounds a JSON object key. Default 256; code key_too_long.
+	// MaxKeyBytes bounds a JSON object key the model writes. Default 256;
+	// code key_too_long. A longer key ends the reading of the JSON, not the
+	// stream: the reply from the key on is answer text, with a violation.
 	MaxKeyBytes int `json:"max_key,omitempty"`
-	// MaxDepth bounds JSON nesting. Default 64; code json_too_deep.
+	// MaxDepth bounds JSON nesting. Default 64; code json_too_deep. Deeper
+	// nesting ends the reading of the JSON, not the stream, as MaxKeyBytes.
 	MaxDepth int `json:"max_depth,omitempty"`
 	// MaxToolCalls bounds the tool calls of one stream. Default 128; code
-	// too_many_tool_calls.
+	// too_many_tool_calls. Native tool calls beyond it end the stream (they
+	// are no text to deliver); an aiplan call beyond it is not made, and
+	// its text is answer text, with a violation.
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
 }
 

@@ -16,8 +16,12 @@ type Parser struct {
 	title    []byte // opts.ReasoningTitle
 	fallback []byte // opts.FallbackText
 
-	settled bool // the reply ended or broke: validation and fallback are done
-	calls   int  // tool calls opened in the stream: the next call's Index
+	settled bool // the object ended or the reply broke: validation is done
+	broken  bool // the reply is not a usable plan: it needs the fallback
+	calls   int  // tool call objects begun, bounded by MaxToolCalls
+	started int  // tool calls started: the next call's Index
+	null    bool // the thought or direct_response being read is null
+	text    bool // a tool_calls value is held to be delivered as text
 
 	plan plan
 	call toolCall
@@ -37,29 +41,27 @@ func New(opts transform.ParserOptions) *Parser {
 // Reset readies p for a new reply.
 func (p *Parser) Reset() {
 	p.Base.Reset()
-	p.settled = false
-	p.calls = 0
+	p.settled, p.broken = false, false
+	p.calls, p.started = 0, 0
+	p.null, p.text = false, false
 	p.plan = plan{}
-	p.call.reset(0)
+	p.call.reset()
 }
 
-// settle closes every open section once the reply ended or broke, and
-// sends the safe fallback answer if the user got neither an answer nor a
-// tool call (specs/003 错误处理标准, CONTRACT.md §4). broken says the
-// reply is not a usable plan, which needs the fallback even after tool
-// calls. off is where the reply ended or broke.
-func (p *Parser) settle(broken bool, off int64) {
+// settle closes every open section once the object ended or the reply
+// broke, whose last byte read is at end: a tool call in progress ends
+// (endCall), and a value held as text is delivered. The fallback waits for
+// the reply's end (Finish), where it shows whether the model's text
+// answered.
+func (p *Parser) settle(end int64) {
 	if p.settled {
 		return
 	}
 	p.settled = true
 	p.CloseThinking()
 	p.CloseAnswer()
-	p.endCall(off, broken)
-	if !p.Answered() && (broken || p.calls == 0) {
-		p.AnswerText(p.fallback)
-		p.CloseAnswer()
-	}
+	p.endCall(end)
+	p.endText(end)
 }
 
 var _ transform.Parser = (*Parser)(nil)

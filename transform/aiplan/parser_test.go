@@ -47,10 +47,10 @@ var cases = []parseCase{
 		want: `TH{ P{1 "Thought"} P1"ab" P1} TH} F{ F"d" F}`},
 	{name: "JO03", chunks: []string{"```JSON\n{\"thought\":\"a\",\"direct_response\":\"d\"" + qaTail + "```"},
 		want: `TH{ P{1 "Thought"} P1"a" P1} TH} F{ F"d" F}`},
-	// JO04, lenient: the prose is skipped (it stays in the raw reply),
-	// "{note}" is not taken for the object.
+	// JO04, lenient: the prose is the model's text and streams as answer
+	// text (CONTRACT.md §7), "{note}" is not taken for the object.
 	{name: "JO04", chunks: []string{"Here is {note}: {\"thought\":\"a\",\"direct_response\":\"d\"" + qaTail},
-		want: `V(leading_text@0:prose before the JSON object was skipped) TH{ P{1 "Thought"} P1"a" P1} TH} F{ F"d" F}`},
+		want: `F{ F"Here is {note}: " F} V(leading_text@0:prose before the JSON object) TH{ P{1 "Thought"} P1"a" P1} TH} F{ F"d" F}`},
 	{name: "JO05", chunks: []string{"{\"thought\":\"t\",\"direct_response\":\"line1\\", "nline2\"" + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"line1\nline2" F}`},
 	{name: "JO06", chunks: []string{"{\"thought\":\"t\",\"direct_response\":\"caf\\u00", "e9\"" + qaTail},
@@ -66,7 +66,7 @@ var cases = []parseCase{
 	{name: "JO13", chunks: []string{"{\"thought\":\"t\",\"direct_response\":nu", "ll,\"response_mode\":\"TOOL_EXECUTION\",\"tool_calls\":[{\"name\":\"a\"}]}"},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TC}0 {}`},
 	{name: "JO13/bad_literal", chunks: []string{`{"thought":"t","direct_response":nul1}`},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(bad_literal@36:misspelt true, false or null) ` + fb},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(bad_literal@36:misspelt true, false or null) F{ F"1}" F}`},
 	{name: "JO14", chunks: []string{"{\"thought\":\"t\",\"dire", "ct_response\":\"hi\"" + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"hi" F}`},
 	{name: "JO15", chunks: []string{`{"thought":"t","response_mode":"GENERAL_CHAT","direct_response":"hi","tool_calls":[]}`},
@@ -88,29 +88,33 @@ var cases = []parseCase{
 	{name: "JO17/args_twice", chunks: []string{toolHead + `{"name":"a","args":{"x":1},"arguments":{"y":2}}]}`},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TA0"{\"x\":1}" V(duplicate_key@124:arguments) TC}0 {"x":1}`},
 	{name: "JO17/no_name", chunks: []string{toolHead + `{"args":{"x":1}}]}`},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@100:tool_calls[].name) TC{0  } TA0"{\"x\":1}" TC}0 {"x":1}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@100:tool_calls[].name) F{ F"{\"args\":{\"x\":1}}" F} V(inconsistent_mode@102:TOOL_EXECUTION needs at least one tool call)`},
 	{name: "JO17/not_object", chunks: []string{toolHead + `"search"]}`},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(wrong_type@92:tool_calls) V(inconsistent_mode@94:TOOL_EXECUTION needs at least one tool call) ` + fb},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(wrong_type@92:tool_calls) F{ F"\"search\"" F} V(inconsistent_mode@94:TOOL_EXECUTION needs at least one tool call)`},
 	// JO19: append-only; the second direct_response continues the answer in
 	// a second answer section.
 	{name: "JO19", chunks: []string{`{"thought":"t","direct_response":"a","direct_response":"b"` + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"a" F} V(duplicate_key@37:direct_response) F{ F"b" F}`},
 	{name: "JO20", chunks: []string{"```json\n{\"thought\":\"t\",\"direct_response\":\"d\"" + qaTail + "\n```\nHope this helps!"},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} V(trailing_text@97:text after the JSON object)`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} V(trailing_text@97:text after the JSON object) F{ F"Hope this helps!" F}`},
 	// JO21, lenient: "[" is prose before the object, which is parsed; the
-	// "]" after it is trailing text.
+	// "]" after it is trailing text. Both are the model's text.
 	{name: "JO21/array", chunks: []string{`[{"thought":"t"}]`},
-		want: `V(leading_text@0:prose before the JSON object was skipped) TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@15:response_mode) V(missing_field@15:direct_response) V(missing_field@15:tool_calls) F{ F"抱歉，我的响应格式有问题，请重新尝试您的请求。" F} V(trailing_text@16:text after the JSON object)`},
+		want: `F{ F"[" F} V(leading_text@0:prose before the JSON object) TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@15:response_mode) V(missing_field@15:direct_response) V(missing_field@15:tool_calls) V(trailing_text@16:text after the JSON object) F{ F"]" F}`},
+	// A reply that is no object is the model's answer: the fallback is
+	// for a reply that leaves the user nothing.
 	{name: "JO21/number", chunks: []string{`42`},
-		want: `V(not_json_object@0:the reply holds no JSON object) ` + fb},
+		want: `F{ F"42" V(not_json_object@0:the reply holds no JSON object) F}`},
 	{name: "JO21/prose", chunks: []string{"I cannot answer in JSON."},
-		want: `V(not_json_object@0:the reply holds no JSON object) ` + fb},
+		want: `F{ F"I cannot answer in JSON." V(not_json_object@0:the reply holds no JSON object) F}`},
+	{name: "JO21/blank", chunks: []string{" \n "},
+		want: `V(not_json_object@3:the reply holds no JSON object) ` + fb},
 	{name: "JO21/empty", chunks: []string{""},
 		want: `V(not_json_object@0:the reply holds no JSON object) ` + fb},
 	{name: "JO22", chunks: []string{`{"thought":"t","direct_response":""` + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(inconsistent_mode@82:KNOWLEDGE_QA and GENERAL_CHAT need a direct_response) ` + fb},
 	{name: "JO23", chunks: []string{`{"thought":"t","direct_response":"d","x":` + strings.Repeat("[", 10000)},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} E(json_too_deep)`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} V(json_too_deep@104:JSON nested deeper than the depth limit) F{ F"` + strings.Repeat("[", 10000-transform.DefaultMaxDepth+1) + `" F}`},
 	{name: "JO25", chunks: []string{"\xef\xbb\xbf \n{\"thought\":\"t\",\"direct_response\":\"d\"" + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F}`},
 	{name: "JO26", chunks: []string{`{"thought":"t","direct_response":"hel`},
@@ -120,7 +124,7 @@ var cases = []parseCase{
 	{name: "JO26/in_args", chunks: []string{toolHead + `{"name":"a","args":{"q":"x`},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TA0"{\"q\":\"x" V(unterminated_json@111:the reply ended inside the JSON object) TC}0 {"q":"x ` + fb},
 	{name: "JO26/before_name", chunks: []string{toolHead + `{"args":{"q":"x"}`},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(unterminated_json@102:the reply ended inside the JSON object) ` + fb},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(unterminated_json@102:the reply ended inside the JSON object) F{ F"{\"args\":{\"q\":\"x\"}" F}`},
 	{name: "missing_fields", chunks: []string{`{"thought":"t"}`},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@14:response_mode) V(missing_field@14:direct_response) V(missing_field@14:tool_calls) ` + fb},
 	{name: "empty_thought", chunks: []string{`{"thought":"","direct_response":"d"` + qaTail},
@@ -132,11 +136,50 @@ var cases = []parseCase{
 	{name: "qa_with_tool_calls", chunks: []string{`{"thought":"t","direct_response":"d","response_mode":"GENERAL_CHAT","tool_calls":[{"name":"a"}]}`},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} TC{0  a} TC}0 {} V(inconsistent_mode@95:KNOWLEDGE_QA and GENERAL_CHAT need tool_calls empty)`},
 	{name: "wrong_types", chunks: []string{`{"thought":1,"response_mode":2,"direct_response":{"a":1},"tool_calls":{}}`},
-		want: `V(wrong_type@11:thought) V(wrong_type@29:response_mode) V(wrong_type@55:direct_response) V(wrong_type@71:tool_calls) ` + fb},
-	{name: "fallback_text", opts: transform.ParserOptions{FallbackText: "Sorry."}, chunks: []string{"nope"},
-		want: `V(not_json_object@0:the reply holds no JSON object) F{ F"Sorry." F}`},
+		want: `TH{ P{1 "Thought"} P1"1" P1} TH} V(wrong_type@11:thought) V(wrong_type@29:response_mode) F{ F"{\"a\":1}" F} V(wrong_type@55:direct_response) V(wrong_type@71:tool_calls) F{ F"{}" F}`},
+	{name: "fallback_text", opts: transform.ParserOptions{FallbackText: "Sorry."}, chunks: []string{" "},
+		want: `V(not_json_object@1:the reply holds no JSON object) F{ F"Sorry." F}`},
 	{name: "too_many_tool_calls", opts: transform.ParserOptions{Limits: transform.Limits{MaxToolCalls: 1}}, chunks: []string{toolHead + `{"name":"a"},{"name":"b"}]}`},
-		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TC}0 {} E(too_many_tool_calls)`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TC}0 {} V(too_many_tool_calls@98) F{ F"{\"name\":\"b\"}" F}`},
+	// Issue 9: nothing the model wrote vanishes (CONTRACT.md §7). A fence
+	// that wraps no object is the model's text, which answers: the
+	// fallback is for a reply that leaves the user nothing.
+	{name: "lose_nothing/fence_then_prose", chunks: []string{"``` x"},
+		want: `F{ F"` + "``` x" + `" V(not_json_object@0:the reply holds no JSON object) F}`},
+	{name: "lose_nothing/fence_then_quote", chunks: []string{"```\"évent\"ÏÏ"},
+		want: `F{ F"` + "```\\\"évent\\\"ÏÏ" + `" V(not_json_object@0:the reply holds no JSON object) F}`},
+	// A tool call without a usable name is no call (clients reject a
+	// nameless one): reported, and its text is answer text.
+	{name: "nameless_call/misspelt_name", chunks: []string{toolHead + `{"id":"call_1","type":"function","function":{"/ame":"search","arguments":"{\"q\":1}"}}]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@170:tool_calls[].name) F{ F"{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"/ame\":\"search\",\"arguments\":\"{\\\"q\\\":1}\"}}" F} V(inconsistent_mode@172:TOOL_EXECUTION needs at least one tool call)`},
+	{name: "nameless_call/empty_name", chunks: []string{toolHead + `{"name":"","args":{}},{"name":"b"}]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@105:tool_calls[].name) F{ F"{\"name\":\"\",\"args\":{}}" F} TC{0  b} TC}0 {}`},
+	{name: "nameless_call/name_not_string", chunks: []string{toolHead + `{"name":42}]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(wrong_type@94:tool_calls[].name) F{ F"{\"name\":42}" F} V(inconsistent_mode@97:TOOL_EXECUTION needs at least one tool call)`},
+	{name: "nameless_call/null_name", chunks: []string{toolHead + `{"name":null,"args":{"q":"x"}}]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(missing_field@114:tool_calls[].name) F{ F"{\"name\":null,\"args\":{\"q\":\"x\"}}" F} V(inconsistent_mode@116:TOOL_EXECUTION needs at least one tool call)`},
+	// A call cut off by a break before its name: its text up to the
+	// break, then the rest of the reply, verbatim.
+	{name: "nameless_call/broken", chunks: []string{toolHead + `{"args":{"q":1} oops`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(bad_json@101:expected ',' or '}' after an object member) F{ F"{\"args\":{\"q\":1} " F} F{ F"oops" F}`},
+	// A value of the wrong type in a field the user sees arrives as its
+	// JSON text, reported, as jsonl's do.
+	{name: "wrong_type/direct_response_number", chunks: []string{`{"thought":"t","response_mode":"KNOWLEDGE_QA","direct_response":123,"tool_calls":[]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"123" F} V(wrong_type@66:direct_response)`},
+	{name: "wrong_type/thought_array", chunks: []string{`{"thought":["a", "b"],"direct_response":"d"` + qaTail},
+		want: `TH{ P{1 "Thought"} P1"[\"a\", \"b\"]" P1} TH} V(wrong_type@20:thought) F{ F"d" F}`},
+	{name: "wrong_type/direct_response_null_qa", chunks: []string{`{"thought":"t","direct_response":null` + qaTail},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(inconsistent_mode@84:KNOWLEDGE_QA and GENERAL_CHAT need a direct_response) ` + fb},
+	{name: "wrong_type/tool_calls_object", chunks: []string{`{"thought":"t","response_mode":"TOOL_EXECUTION","direct_response":null,"tool_calls":{"name":"s"}}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(wrong_type@95:tool_calls) F{ F"{\"name\":\"s\"}" F} V(inconsistent_mode@96:TOOL_EXECUTION needs at least one tool call)`},
+	// max_key and max_depth end the reading, not the stream: the rest of
+	// the reply is answer text, verbatim.
+	{name: "limit/key_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxKeyBytes: 16}}, chunks: []string{`{"thought":"t","direct_response":"d","a_key_far_too_long":1}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} V(key_too_long@37:JSON object key longer than the key limit) F{ F"\"a_key_far_too_long\":1}" F}`},
+	{name: "limit/too_deep", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 3}}, chunks: []string{`{"thought":"t","x":[[[1]]],"direct_response":"d"}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} V(json_too_deep@21:JSON nested deeper than the depth limit) F{ F"[1]]],\"direct_response\":\"d\"}" F}`},
+	{name: "limit/too_deep_in_args", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 4}}, chunks: []string{toolHead + `{"name":"a","args":{"x":[1]}}]}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TA0"{\"x\":" V(json_too_deep@109:JSON nested deeper than the depth limit) TC}0 {"x": F{ F"[1]}}]}" F}`},
 	{name: "args_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 8}}, chunks: []string{toolHead + `{"name":"a","args":{"q":"0123456789"}}]}`},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  a} TA0"{\"q\":\"01" E(block_too_long)`},
 }

@@ -1,8 +1,6 @@
 package aiplan
 
 import (
-	"strconv"
-
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonstream"
 	"github.com/llmstream/llmstream/transform/parsekit"
@@ -13,9 +11,18 @@ import (
 // (bounded by MaxBlockBytes) and released when it is sent (PARSING.md §5.7:
 // a call never opens without a name). The whole arguments are kept for
 // ToolCallEnd.
+//
+// A call object that ends without a usable name, or one beyond
+// MaxToolCalls, is no call: clients reject a call without a name (the
+// OpenAI SDKs do), and a call beyond the limit would not be made. It is
+// reported, and its text, as the model wrote it, is answer text
+// (CONTRACT.md §7): the object's text is held (jsonformat.Base.Record)
+// until its name starts the call.
 type toolCall struct {
 	open    bool // inside the call object
 	started bool // ToolCallStart was sent
+	over    bool // beyond MaxToolCalls: held as text
+	badName bool // a name of the wrong type was reported
 	index   int
 	name    []byte
 	nameStr string // name, once the call started
@@ -25,20 +32,22 @@ type toolCall struct {
 	hasArgs bool // an arguments value was read (a second one is ignored)
 }
 
-func (c *toolCall) reset(index int) {
-	*c = toolCall{index: index, name: c.name[:0], args: c.args[:0]}
+func (c *toolCall) reset() {
+	*c = toolCall{name: c.name[:0], args: c.args[:0]}
 }
 
-// beginCall opens a tool call object.
-func (p *Parser) beginCall() {
+// beginCall opens a tool call object whose '{' is at off.
+func (p *Parser) beginCall(off int64) {
+	c := &p.call
+	c.reset()
+	c.open = true
+	p.Record(off)
 	if p.calls >= p.opts.Limits.MaxToolCalls {
-		p.Fail(transform.CodeTooManyToolCalls, "aiplan: more tool calls than the limit of "+strconv.Itoa(p.opts.Limits.MaxToolCalls))
+		c.over = true
+		p.Violation(CodeTooManyToolCalls, nil, off)
 		return
 	}
-	p.call.reset(p.calls)
-	p.call.open = true
 	p.calls++
-	p.plan.calls++
 }
 
 // beginName starts a name value; once the call started, its name is fixed.
@@ -50,7 +59,7 @@ func (c *toolCall) beginName() {
 
 func (p *Parser) nameText(text []byte) {
 	c := &p.call
-	if !c.open || c.started {
+	if !c.open || c.started || c.over {
 		return
 	}
 	if len(c.name)+len(text) > p.opts.Limits.MaxBlockBytes {
@@ -60,23 +69,32 @@ func (p *Parser) nameText(text []byte) {
 	c.name = append(c.name, text...)
 }
 
-// endName starts the call once its name is known.
+// endName starts the call once its name is known. A null is no name; a
+// name of another type, or an empty one, is no usable name.
 func (p *Parser) endName(tk *jsonstream.Token) {
-	if tk.Type != jsonstream.TypeString {
-		p.Violation(CodeWrongType, nameField, tk.Offset)
+	c := &p.call
+	switch {
+	case !c.open || c.started || c.over || tk.Type == jsonstream.TypeNull:
 		return
+	case tk.Type != jsonstream.TypeString:
+		p.Violation(CodeWrongType, nameField, tk.Offset)
+		c.badName = true
+		return
+	case len(c.name) == 0:
+		return // reported as missing at the call's end
 	}
 	p.startCall()
 }
 
-// startCall sends ToolCallStart and the arguments held so far. The ID is
-// left empty: the router assigns ids.
+// startCall sends ToolCallStart and the arguments held so far, and stops
+// holding the call's text. The ID is left empty: the router assigns ids.
 func (p *Parser) startCall() {
 	c := &p.call
-	if !c.open || c.started {
-		return
-	}
 	c.started = true
+	c.index = p.started
+	p.started++
+	p.plan.calls++
+	p.StopRecording()
 	c.nameStr = string(c.name)
 	p.Emit(transform.Event{Kind: transform.KindToolCallStart, Index: c.index, Name: c.nameStr})
 	p.sendArgs()
@@ -87,7 +105,7 @@ func (p *Parser) startCall() {
 // decoded and its content is the arguments; null means none.
 func (p *Parser) beginArgs(id int, tk *jsonstream.Token) {
 	c := &p.call
-	if !c.open || tk.Type == jsonstream.TypeNull {
+	if !c.open || c.over || tk.Type == jsonstream.TypeNull {
 		return
 	}
 	if c.hasArgs {
@@ -141,30 +159,29 @@ func (p *Parser) sendArgs() {
 	}
 }
 
-// endCall closes the call object, whose end is at off: a call without a
-// name is reported and still sent, with an empty name, so that its
-// arguments are not lost. When the reply broke inside the call, a call
-// that never started is dropped (nothing of it was sent) and a started one
-// ends with the arguments it got.
-func (p *Parser) endCall(off int64, broken bool) {
+// endCall closes the call object, whose last byte read is at end: its
+// '}', or the byte before where the reply broke. A started call ends with
+// the arguments it got. A call that never started is no call (see
+// toolCall): a call object that ended without a name is reported
+// (missing_field), and the text of every such call is answer text.
+func (p *Parser) endCall(end int64) {
 	c := &p.call
 	if !c.open {
 		return
 	}
+	c.open = false
 	if !c.started {
-		if broken {
-			c.open = false
-			return
+		if !c.over && !c.badName && !p.broken {
+			p.Violation(CodeMissingField, nameField, end)
 		}
-		p.Violation(CodeMissingField, nameField, off)
-		p.startCall()
+		p.deliver(end, "aiplan: a tool call without a name is longer than the block limit")
+		return
 	}
 	args := c.args
 	if len(trimBlank(args)) == 0 {
 		args = emptyArgs // OA12: no arguments are "{}"
 	}
 	p.Emit(transform.Event{Kind: transform.KindToolCallEnd, Index: c.index, Name: c.nameStr, Text: args})
-	c.open = false
 }
 
 var (

@@ -6,7 +6,7 @@ package finalresult
 // lone_surrogate, control_char, duplicate_key) are passed on as they are.
 const (
 	// CodeNotJSONObject: the reply is not a JSON object; its text, from
-	// its first byte that is not blank or a fence header, is the answer.
+	// its first byte that is not blank, is the answer.
 	CodeNotJSONObject = "not_json_object"
 	// CodeMissingField: "status" or "message" is absent; Text is its name.
 	CodeMissingField = "missing_field"
@@ -20,7 +20,12 @@ const (
 	// CodeClarifyWithoutQuestion: status clarify_needed with no clarify or
 	// an empty question (specs/004 §7.3.1 rule 2); no clarify is sent.
 	CodeClarifyWithoutQuestion = "clarify_without_question"
-	// CodeWrongType: a field holds the wrong JSON type; Text is its name.
-	// The field is ignored.
+	// CodeWrongType: a field holds the wrong JSON type; Text is its name
+	// ("clarify.options[]" for one option). Null is no value, never the
+	// wrong type. What the user can be shown still arrives (CONTRACT.md
+	// §7), as the value's JSON text: a "message" as the answer
+	// ({"message":42} answers "42"), a question, hint or option of the
+	// clarify as its text, and a "clarify" that is a string as its
+	// question. "status" and "artifacts" of the wrong type are ignored.
 	CodeWrongType = "wrong_type"
 )

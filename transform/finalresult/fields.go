@@ -7,6 +7,9 @@ import (
 )
 
 // The fields of a final_result reply, bound to their paths in watched.
+// The fields shown to the user ("message", the clarify's question, hint
+// and options) are Raw as well as Text, so that a value of the wrong type
+// still arrives, as its JSON text (CodeWrongType).
 const (
 	fRoot = iota
 	fStatus
@@ -22,12 +25,12 @@ const (
 var watched = jsonformat.MustCompile(
 	jsonformat.Field{ID: fRoot, Path: ""},
 	jsonformat.Field{ID: fStatus, Path: "status", Mode: jsonstream.Text},
-	jsonformat.Field{ID: fMessage, Path: "message", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fMessage, Path: "message", Mode: jsonstream.Raw | jsonstream.Text},
 	jsonformat.Field{ID: fArtifacts, Path: "artifacts", Mode: jsonstream.Raw},
-	jsonformat.Field{ID: fClarify, Path: "clarify"},
-	jsonformat.Field{ID: fQuestion, Path: "clarify.question", Mode: jsonstream.Text},
-	jsonformat.Field{ID: fOption, Path: "clarify.options[*]", Mode: jsonstream.Text},
-	jsonformat.Field{ID: fHint, Path: "clarify.hint", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fClarify, Path: "clarify", Mode: jsonstream.Text},
+	jsonformat.Field{ID: fQuestion, Path: "clarify.question", Mode: jsonstream.Raw | jsonstream.Text},
+	jsonformat.Field{ID: fOption, Path: "clarify.options[*]", Mode: jsonstream.Raw | jsonstream.Text},
+	jsonformat.Field{ID: fHint, Path: "clarify.hint", Mode: jsonstream.Raw | jsonstream.Text},
 )
 
 // fieldNames name the fields in violations.
@@ -37,7 +40,7 @@ var fieldNames = [numFields][]byte{
 	fArtifacts: []byte("artifacts"),
 	fClarify:   []byte("clarify"),
 	fQuestion:  []byte("clarify.question"),
-	fOption:    []byte("clarify.options"),
+	fOption:    []byte("clarify.options[]"),
 	fHint:      []byte("clarify.hint"),
 }
 
@@ -50,7 +53,8 @@ type result struct {
 	artifacts    []byte // the raw array being read, bounded by MaxBlockBytes
 	hasArtifacts bool   // a non-empty artifacts array was sent
 
-	clarify   bool // a clarify object was read
+	clarify   bool // a clarify object (or a question in its place) was read
+	null      bool // the value being read is null: no value
 	question  []byte
 	hint      []byte
 	option    []byte
@@ -72,6 +76,8 @@ func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 	p := (*Parser)(h)
 	r := &p.result
 	r.seen[id] = true
+	// A null is no value: the raw "null" of a Raw field is not its text.
+	r.null = tk.Type == jsonstream.TypeNull
 	switch id {
 	case fStatus:
 		r.status.Reset() // the last status wins
@@ -83,7 +89,9 @@ func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 	case fArtifacts:
 		r.artifacts = r.artifacts[:0]
 	case fClarify:
-		r.clarify = tk.Type == jsonstream.TypeObject
+		// A clarify that is a string is its question (reported as
+		// wrong_type): the user is shown what the model asked.
+		r.clarify = tk.Type == jsonstream.TypeObject || tk.Type == jsonstream.TypeString
 		r.question, r.hint, r.options = r.question[:0], r.hint[:0], r.options[:0]
 		r.heldBytes = 0
 	case fQuestion:
@@ -99,6 +107,9 @@ func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 func (h *fields) FieldText(id int, text []byte) {
 	p := (*Parser)(h)
 	r := &p.result
+	if r.null {
+		return
+	}
 	switch id {
 	case fStatus:
 		r.status.Append(text)
@@ -106,7 +117,7 @@ func (h *fields) FieldText(id int, text []byte) {
 		p.AnswerText(text)
 	case fArtifacts:
 		r.artifacts = p.hold(r.artifacts, text, len(r.artifacts))
-	case fQuestion:
+	case fQuestion, fClarify:
 		r.question = p.holdClarify(r.question, text)
 	case fHint:
 		r.hint = p.holdClarify(r.hint, text)
@@ -149,7 +160,8 @@ func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
 	case fQuestion, fHint:
 		p.checkType(id, tk, jsonstream.TypeString)
 	case fOption:
-		if tk.Type == jsonstream.TypeString {
+		p.checkType(id, tk, jsonstream.TypeString)
+		if tk.Type != jsonstream.TypeNull && !p.Failed() {
 			r.options = append(r.options, string(r.option))
 		}
 	case fRoot:
@@ -158,16 +170,16 @@ func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
 }
 
 // checkType reports field id, whose value's end is tk, if its type is
-// neither t nor null.
+// neither t nor null (CodeWrongType).
 func (p *Parser) checkType(id int, tk *jsonstream.Token, t jsonstream.Type) {
 	if tk.Type != t && tk.Type != jsonstream.TypeNull {
 		p.Violation(CodeWrongType, fieldNames[id], tk.Offset)
 	}
 }
 
-// Broken handles a reply that is not, or stopped being, a JSON object: it
-// is reported and the answer is closed. The text of a reply that is not
-// JSON follows as the answer (Base).
+// Broken handles a reply that is not, or stopped being, a JSON object (it
+// broke, or outgrew max_key or max_depth): it is reported and the answer
+// is closed. The rest of the reply follows as answer text (Base).
 func (h *fields) Broken(tk *jsonstream.Token) {
 	p := (*Parser)(h)
 	code := tk.Code

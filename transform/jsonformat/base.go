@@ -23,9 +23,12 @@ type Format interface {
 	// FieldEnd handles the end of a field's value (TokenEnd), with the
 	// complete text of a number or literal.
 	FieldEnd(id int, tk *jsonstream.Token)
-	// Broken handles a TokenInvalid: the reply is not, or stopped being,
-	// the JSON it should be. It is not fatal; the format reports it with
-	// its own code and settles what the broken reply leaves open.
+	// Broken handles a TokenInvalid or a TokenLimit: the reply is not, or
+	// stopped being, the JSON it should be (it broke, or outgrew max_key or
+	// max_depth). It is not fatal; the format reports it with its own code
+	// and settles what the broken reply leaves open. The reply from
+	// tk.Offset on follows as answer text (CONTRACT.md §7: nothing the
+	// model wrote vanishes), except in jsonl, whose lines are the format's.
 	Broken(tk *jsonstream.Token)
 	// Finish handles the end of a reply that did not fail, once the
 	// tokenizer has reported how it ended: the format reports what the
@@ -60,8 +63,24 @@ type Base struct {
 	raw    parsekit.RawEcho
 	off    int64 // reply offset of the current Feed's first byte
 	failed bool  // a fatal error was reported: input is ignored
+	lim    transform.Limits
+
+	// in is what the tokenizer is reading, inOff its reply offset and
+	// inN how much of it it consumed, for the record.
+	in    []byte
+	inOff int64
+	rec   record
 
 	sections
+}
+
+// record is the text of the reply that a format holds from a value's
+// start on (Base.Record), bounded by MaxBlockBytes.
+type record struct {
+	on   bool
+	from int64 // reply offset of the first byte held
+	buf  []byte
+	over bool // the text outgrew MaxBlockBytes and was dropped
 }
 
 // Init readies b for the replies of format f, whose fields are fs, read in
@@ -70,6 +89,7 @@ type Base struct {
 func (b *Base) Init(f Format, fs *Fields, doc jsonstream.DocMode, lim transform.Limits) {
 	b.format, b.ids = f, fs.ids
 	b.input, _ = f.(Input)
+	b.lim = lim.WithDefaults()
 	b.tok.Init(jsonstream.Config{Paths: fs.paths, Limits: lim, Doc: doc})
 	b.Reset()
 }
@@ -79,6 +99,8 @@ func (b *Base) Reset() {
 	b.tok.Reset()
 	b.raw.Reset()
 	b.emit, b.off, b.failed = nil, 0, false
+	b.in, b.inOff = nil, 0
+	b.rec = record{buf: b.rec.buf[:0]}
 	b.sections = sections{}
 }
 
@@ -93,7 +115,7 @@ func (b *Base) Feed(p []byte, emit transform.Emit) {
 	if b.input != nil {
 		b.input.FeedInput(p)
 	} else {
-		b.tok.Feed(p, (*tokens)(b))
+		b.FeedTokens(p)
 	}
 	b.off += int64(len(p))
 	b.emit = nil
@@ -129,7 +151,68 @@ func (b *Base) Tokenizer() *jsonstream.Tokenizer { return &b.tok }
 
 // FeedTokens hands p to the tokenizer, for an Input format, and returns
 // how much of p it consumed (jsonstream.Tokenizer.Feed).
-func (b *Base) FeedTokens(p []byte) int { return b.tok.Feed(p, (*tokens)(b)) }
+func (b *Base) FeedTokens(p []byte) int {
+	b.in, b.inOff = p, b.tok.Offset()
+	n := b.tok.Feed(p, (*tokens)(b))
+	b.keep(p[:n])
+	b.in = nil
+	return n
+}
+
+// Record starts holding the reply's text from off on, the Offset of a
+// TokenStart being handled, until Recorded or StopRecording: a format
+// holds the text of a value that it may have to deliver as it was
+// written, such as an aiplan tool call that turns out to be no call.
+// One value at a time is recorded; MaxBlockBytes bounds it.
+func (b *Base) Record(off int64) {
+	b.rec = record{on: true, from: off, buf: b.rec.buf[:0]}
+}
+
+// StopRecording drops the text held since Record.
+func (b *Base) StopRecording() { b.rec.on = false }
+
+// Recording reports whether text is held since Record.
+func (b *Base) Recording() bool { return b.rec.on }
+
+// Recorded returns the reply's text from the Record offset through end,
+// inclusive (a TokenEnd's Offset, or the byte before a TokenInvalid's),
+// and stops recording. ok is false when the text is longer than
+// MaxBlockBytes: it was not kept. The text is borrowed until the next
+// Feed or Close.
+func (b *Base) Recorded(end int64) (text []byte, ok bool) {
+	r := &b.rec
+	r.on = false
+	n := end - r.from + 1
+	switch {
+	case r.over || n > int64(b.lim.MaxBlockBytes):
+		return nil, false
+	case n <= 0:
+		return nil, true
+	}
+	if need := n - int64(len(r.buf)); need > 0 {
+		// The rest is in the input being read.
+		start := min(max(r.from-b.inOff, 0), int64(len(b.in)))
+		r.buf = append(r.buf, b.in[start:min(start+need, int64(len(b.in)))]...)
+	}
+	return r.buf[:min(n, int64(len(r.buf)))], true
+}
+
+// keep adds the part of the input read, consumed, that the record holds.
+// A record that outgrows MaxBlockBytes is dropped, not failed: where it
+// outgrows it depends on how the reply was cut, and Recorded reports it
+// where the value ends.
+func (b *Base) keep(consumed []byte) {
+	r := &b.rec
+	if !r.on || r.over {
+		return
+	}
+	part := consumed[min(max(r.from-b.inOff, 0), int64(len(consumed))):]
+	if len(r.buf)+len(part) > b.lim.MaxBlockBytes {
+		r.over, r.buf = true, r.buf[:0]
+		return
+	}
+	r.buf = append(r.buf, part...)
+}
 
 // CloseTokens ends the tokenizer's input, for an Input format.
 func (b *Base) CloseTokens() { b.tok.Close((*tokens)(b)) }
@@ -177,14 +260,17 @@ func (t *tokens) HandleToken(tk *jsonstream.Token) {
 	case jsonstream.TokenEnd:
 		b.format.FieldEnd(b.ids[tk.Path], tk)
 	case jsonstream.TokenViolation:
+		if tk.Code == jsonstream.CodeLeadingText {
+			// The prose before the object was the answer's text; the
+			// object's fields come in their own sections.
+			b.CloseAnswer()
+		}
 		b.Violation(tk.Code, tk.Text, tk.Offset)
-	case jsonstream.TokenInvalid:
+	case jsonstream.TokenInvalid, jsonstream.TokenLimit:
 		b.format.Broken(tk)
 	case jsonstream.TokenProse:
-		// DocStrict: the reply is not JSON, and the model's text is the
+		// Text of the reply that is not its JSON: the model's text is the
 		// answer (CONTRACT.md §7: nothing the model wrote vanishes).
 		b.AnswerText(tk.Text)
-	case jsonstream.TokenLimit:
-		b.Fail(tk.Code, string(tk.Text))
 	}
 }

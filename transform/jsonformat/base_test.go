@@ -9,11 +9,13 @@ import (
 )
 
 // The fields of noteFormat, a small format for the tests: "answer" is the
-// answer, "note" and "data.note" are one field, the reasoning.
+// answer, "note" and "data.note" are one field, the reasoning, and "quote"
+// is recorded and delivered, as written, as answer text at its end.
 const (
 	tRoot = iota
 	tAnswer
 	tNote
+	tQuote
 )
 
 var testFields = MustCompile(
@@ -21,6 +23,7 @@ var testFields = MustCompile(
 	Field{ID: tNote, Path: "data.note", Mode: jsonstream.Text},
 	Field{ID: tAnswer, Path: "answer", Mode: jsonstream.Text},
 	Field{ID: tNote, Path: "note", Mode: jsonstream.Text},
+	Field{ID: tQuote, Path: "quote"},
 )
 
 // noteFormat is a JSON format on Base: the answer closes at its value's
@@ -40,7 +43,11 @@ func newNoteFormat(doc jsonstream.DocMode, lim transform.Limits) func() transfor
 
 type noteFields noteFormat
 
-func (h *noteFields) FieldStart(id int, tk *jsonstream.Token) {}
+func (h *noteFields) FieldStart(id int, tk *jsonstream.Token) {
+	if id == tQuote {
+		(*noteFormat)(h).Record(tk.Offset)
+	}
+}
 
 func (h *noteFields) FieldText(id int, text []byte) {
 	p := (*noteFormat)(h)
@@ -61,13 +68,28 @@ func (h *noteFields) FieldEnd(id int, tk *jsonstream.Token) {
 	switch id {
 	case tAnswer:
 		p.CloseAnswer()
+	case tQuote:
+		text, ok := p.Recorded(tk.Offset)
+		if !ok {
+			p.Violation("quote_too_long", nil, tk.Offset)
+			return
+		}
+		p.AnswerText(text)
+		p.CloseAnswer()
 	case tRoot:
 		p.ends++
 	}
 }
 
 func (h *noteFields) Broken(tk *jsonstream.Token) {
-	(*noteFormat)(h).Violation("broken", []byte(tk.Code), tk.Offset)
+	p := (*noteFormat)(h)
+	p.Violation("broken", []byte(tk.Code), tk.Offset)
+	if p.Recording() {
+		if text, ok := p.Recorded(tk.Offset - 1); ok {
+			p.AnswerText(text)
+		}
+	}
+	p.CloseSections()
 }
 
 func (h *noteFields) Finish() {
@@ -93,14 +115,28 @@ func TestBase(t *testing.T) {
 			want: `TH{ P{1 "N"} P1"xy" P1} TH}`},
 		{name: "violation_passes", chunks: []string{`{"answer":"a\qb"}`},
 			want: `F{ F"a" V(invalid_escape@12:invalid escape in a string) F"\\qb" F}`},
-		// A limit is fatal: the sections open are closed before the error,
-		// and the input after it is ignored.
+		// A limit of the tokenizer ends the reading, not the stream
+		// (CONTRACT.md §7): the rest of the reply is answer text.
 		{name: "limit", lim: transform.Limits{MaxDepth: 2}, chunks: []string{`{"note":"n","x":[[[1]]],"answer":"late"}`},
-			want: `TH{ P{1 "N"} P1"n" P1} TH} E(json_too_deep)`},
+			want: `TH{ P{1 "N"} P1"n" V(broken@17:json_too_deep) P1} TH} F{ F"[[1]]],\"answer\":\"late\"}" V(no_object@40) F}`},
 		{name: "broken", chunks: []string{`{"note":"n" oops}`},
-			want: `TH{ P{1 "N"} P1"n" V(broken@12:bad_json) V(no_object@17) P1} TH}`},
+			want: `TH{ P{1 "N"} P1"n" V(broken@12:bad_json) P1} TH} F{ F"oops}" V(no_object@17) F}`},
+		// A recorded value is the reply's text from its start to its end,
+		// however the reply was cut, up to MaxBlockBytes.
+		{name: "record", chunks: []string{`{"quote": {"a": [1, "`, `你"]}, "answer":"x"}`},
+			want: `F{ F"{\"a\": [1, \"你\"]}" F} F{ F"x" F}`},
+		{name: "record_too_long", lim: transform.Limits{MaxBlockBytes: 8}, chunks: []string{`{"quote": {"a": [1, 2]}, "answer":"x"}`},
+			want: `V(quote_too_long@22) F{ F"x" F}`},
+		{name: "record_at_limit", lim: transform.Limits{MaxBlockBytes: 8}, chunks: []string{`{"quote": [1,2,34], "answer":"x"}`},
+			want: `F{ F"[1,2,34]" F} F{ F"x" F}`},
+		{name: "record_broken", chunks: []string{`{"quote": {"a": 1 x`},
+			want: `V(broken@18:bad_json) F{ F"{\"a\": 1 " F} F{ F"x" V(no_object@19) F}`},
+		// DocLenient: prose before the object is answer text, closed when
+		// the object starts.
+		{name: "leading_prose", chunks: []string{"Note: ", `{"answer":"a"}`},
+			want: `F{ F"Note: " F} V(leading_text@0:prose before the JSON object) F{ F"a" F}`},
 		{name: "unterminated", chunks: []string{`{"answer":"hel`},
-			want: `F{ F"hel" V(broken@14:unterminated_json) V(no_object@14) F}`},
+			want: `F{ F"hel" V(broken@14:unterminated_json) F} V(no_object@14)`},
 		// DocStrict: a reply that is not JSON is the answer.
 		{name: "prose", strict: true, chunks: []string{"plain ", "text"},
 			want: `V(broken@0:expected_object) F{ F"plain text" V(no_object@10) F}`},

@@ -7,9 +7,14 @@
 //   - the raw echo every parser owes the raw-reply protocols
 //     (parsekit.RawEcho, transform.KindRaw);
 //   - the tokens every format treats alike: a JSON anomaly becomes a
-//     violation with the tokenizer's code, an exceeded limit a fatal error
-//     with the limit's code, and the prose of a reply that is not JSON
-//     becomes answer text (CONTRACT.md §7);
+//     violation with the tokenizer's code, and the model's text that is
+//     not its JSON (a reply that is not JSON, prose before or after the
+//     object, the rest of a reply whose object broke or outgrew max_key or
+//     max_depth) becomes answer text (CONTRACT.md §7: nothing the model
+//     wrote vanishes; only the limits that protect memory end a stream);
+//   - a bounded record of a value's text as written (Record), for a value
+//     the format may have to deliver as text, such as an aiplan tool call
+//     without a name;
 //   - the fatal path: a fatal error closes what is open, then ends the
 //     stream, and the input after it is ignored;
 //   - the pairing of the answer, thinking and phase sections: every start

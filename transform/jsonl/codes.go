@@ -1,6 +1,9 @@
 package jsonl
 
-import "github.com/llmstream/llmstream/transform/serp"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/serp"
+)
 
 // The violation codes of the jsonl format (KindViolation.Code). The JSON
 // anomalies inside a line (jsonstream's codes, e.g. invalid_escape) are
@@ -17,6 +20,12 @@ const (
 	// CodeTruncatedLine: the reply ended inside the last line's object
 	// (JL11).
 	CodeTruncatedLine = "truncated_line"
+	// CodeKeyTooLong, CodeJSONTooDeep: a line's object has a key longer
+	// than max_key, or nests deeper than max_depth. It is read no further,
+	// and the rest of the line is answer text, as a bad line's is (from
+	// the key's opening quote); the stream goes on (CONTRACT.md §7).
+	CodeKeyTooLong  = transform.CodeKeyTooLong
+	CodeJSONTooDeep = transform.CodeJSONTooDeep
 	// CodeMultipleValues: a second object on one line (JL09); it is parsed
 	// as the next event.
 	CodeMultipleValues = "multiple_values"

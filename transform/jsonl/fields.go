@@ -165,12 +165,18 @@ func (p *Parser) checkType(id int, tk *jsonstream.Token, want jsonstream.Type) {
 	}
 }
 
-// Broken handles a line whose object broke or was cut off.
+// Broken handles a line whose object broke, was cut off or outgrew
+// max_key or max_depth. A limit is reported with its own code, as the
+// other JSON formats report it; the rest of the line is the model's text,
+// as a broken line's is (a key too long from its opening quote).
 func (h *fields) Broken(tk *jsonstream.Token) {
 	p := (*Parser)(h)
-	if tk.Code == jsonstream.CodeUnterminated {
+	switch {
+	case tk.Kind == jsonstream.TokenLimit:
+		p.Violation(tk.Code, nil, tk.Offset)
+	case tk.Code == jsonstream.CodeUnterminated:
 		p.Violation(CodeTruncatedLine, nil, tk.Offset)
-	} else {
+	default:
 		p.Violation(CodeBadLine, []byte(tk.Code), tk.Offset)
 	}
 }

@@ -165,8 +165,13 @@ var cases = []parseCase{
 		want: `V(wrong_type@35:data) TH{ TH} F{ F"." F}`},
 	{name: "null_is_no_value", chunks: []string{lThinkStart + "{\"event\":\"phase_start\",\"id\":1,\"title\":null,\"data\":null}\n" + lThinkEnd + "{\"event\":\"final_delta\",\"text\":null,\"queries\":null}\n" + lFinalEnd},
 		want: `TH{ V(empty_title@27) P{1 "Thought"} P1} TH} F{ F}`},
+	// max_key and max_depth end the line's reading, not the stream
+	// (CONTRACT.md §7): the rest of the line is answer text, as a bad
+	// line's is, and the next line is parsed as usual.
 	{name: "too_deep", opts: transform.ParserOptions{Limits: transform.Limits{MaxDepth: 2}}, chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"x\":[[1]]}\n"},
-		want: `TH{ TH} F{ F"a" F} E(json_too_deep)`},
+		want: `TH{ TH} F{ F"a" V(json_too_deep@91) F"[1]]}\n" V(missing_final_end@97) F}`},
+	{name: "key_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxKeyBytes: 8}}, chunks: []string{lThinkStart + lThinkEnd + "{\"event\":\"final_delta\",\"text\":\"a\",\"长长长长\":1}\n" + lFinalEnd},
+		want: `TH{ TH} F{ F"a" V(key_too_long@86) F"\"长长长长\":1}\n" F}`},
 }
 
 func TestParser(t *testing.T) {

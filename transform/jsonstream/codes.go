@@ -7,11 +7,12 @@ const (
 	// (JO21), or not an array when Config.Root says so, or the reply holds
 	// no JSON at all.
 	CodeExpectedObject = "expected_object"
-	// CodeLeadingText (TokenViolation): DocLenient skipped prose before the
-	// object (JO04); Offset is the prose's first byte.
+	// CodeLeadingText (TokenViolation): DocLenient found the object after
+	// prose (JO04), which was delivered as TokenProse; Offset is the
+	// prose's first byte.
 	CodeLeadingText = "leading_text"
 	// CodeTrailingText (TokenViolation): text other than blanks and a
-	// closing fence after the object (JO20); it is ignored.
+	// closing fence after the object (JO20); it follows as TokenProse.
 	CodeTrailingText = "trailing_text"
 	// CodeBadJSON (TokenInvalid): a byte that JSON does not allow where it
 	// stands; Text says what was expected.

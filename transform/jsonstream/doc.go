@@ -15,6 +15,13 @@
 // (JO01–JO03, JO25), and, depending on the DocMode, prose before the object
 // (JO04). The top-level value may also be an array (Config.Root).
 //
+// Nothing the model wrote is lost (CONTRACT.md §7): besides blanks before
+// the value, a byte order mark and the fence around the value, every byte
+// of a reply that is not the value is reported as TokenProse — a reply
+// that is no JSON, prose before the object, text after it, and the rest of
+// a reply whose object broke or outgrew max_key or max_depth (limits that
+// end the tokenizing, not the reply).
+//
 // Like golang.org/x/net/html's Tokenizer, every slice a Token carries is
 // borrowed: it aliases the caller's input or the tokenizer's scratch buffer
 // and is valid only until the Handler returns. Steady-state use allocates

@@ -1,7 +1,6 @@
 package jsonstream
 
 import (
-	"bytes"
 	"unsafe"
 
 	"github.com/llmstream/llmstream/transform/parsekit"
@@ -16,12 +15,11 @@ const (
 	docLead                    // blanks before the value or an opening fence
 	docTicks                   // inside a run of backticks
 	docInfo                    // the fence's info string ("json"), up to the newline
-	docSkip                    // DocLenient: prose before the object
+	docSkip                    // DocLenient: prose before the object, streamed
 	docBrace                   // DocLenient: '{' in prose; is it the object?
 	docValue                   // the value itself (the tokenizer's grammar)
 	docTrail                   // after the value: blanks and a closing fence
-	docProse                   // DocStrict: the reply is not JSON; the rest is prose
-	docIgnore                  // trailing text or a broken object: consume and ignore
+	docProse                   // the rest of the reply is prose
 	docStopped                 // DocBare: the input was not an object
 )
 
@@ -29,20 +27,26 @@ const (
 const bom = "\xef\xbb\xbf"
 
 // document is the state of the document stage.
+//
+// Nothing the model wrote is dropped but blanks before the value and the
+// fence around it (CONTRACT.md §7): what the stage reads while it cannot
+// yet tell a wrapper from prose (part of a byte order mark, a fence header
+// and the blanks after it, DocLenient's '{' and the blanks after it) is
+// held, at most Limits.MaxTagBytes bytes, and released as prose when it
+// turns out not to be the wrapper. A wrapper longer than that is prose.
 type document struct {
 	st       docState
-	held     int   // bytes of a byte order mark or of backticks held
-	info     int   // bytes of the fence info string
-	sigOff   int64 // offset of the first byte that is not blank or fence
-	proseOff int64 // DocLenient: offset of the first skipped prose byte, -1
-	braceOff int64 // DocLenient: offset of the candidate '{'
-	fatal    bool  // a limit was exceeded
+	ticks    int    // backticks of the fence being read
+	hold     []byte // see above
+	proseOff int64  // DocLenient: offset of the first prose byte, -1
+	braceOff int64  // DocLenient: offset of the candidate '{'
+	bol      bool   // DocLenient prose: at a line's start (a fence may start)
 	carry    parsekit.RuneCarry
-	start    int // DocStrict prose: where the unflushed prose starts in p
+	start    int // prose: where the unflushed prose starts in p
 }
 
 func (d *document) reset(m DocMode) {
-	*d = document{st: docBOM, sigOff: -1, proseOff: -1}
+	*d = document{st: docBOM, proseOff: -1, hold: d.hold[:0]}
 	if m == DocBare {
 		d.st = docLead
 	}
@@ -56,87 +60,92 @@ func (t *Tokenizer) docStep(p []byte, i int) int {
 	d := &t.doc
 	switch d.st {
 	case docBOM:
-		if p[i] == bom[d.held] {
-			d.held++
-			if d.held == len(bom) {
-				d.held = 0
+		if p[i] == bom[len(d.hold)] {
+			d.hold = append(d.hold, p[i])
+			if len(d.hold) == len(bom) {
+				d.hold = d.hold[:0]
 				d.st = docLead
 			}
 			return i + 1
 		}
-		if d.held == 0 {
-			d.st = docLead
+		d.st = docLead
+		if len(d.hold) == 0 {
 			return i
 		}
-		// A broken byte order mark is text, like any other unexpected byte.
-		return t.notJSON(p, i, bom[:d.held])
+		// A broken byte order mark is the start of the reply's first
+		// character: prose.
+		return t.notJSON(p, i)
 	case docLead:
 		return t.docLeadByte(p, i)
 	case docTicks:
 		if p[i] == '`' {
-			d.held++
+			if !t.holdByte(p[i]) {
+				return t.notJSON(p, i)
+			}
+			d.ticks++
 			return i + 1
 		}
-		if d.held < 3 {
-			return t.notJSON(p, i, "``"[:d.held])
+		if d.ticks < 3 {
+			return t.notJSON(p, i)
 		}
-		d.held, d.info = 0, 0
 		d.st = docInfo
 		return i
 	case docInfo:
 		// A fence's info string ("json", "JSON", "jsonl", …) runs to the end
 		// of the line; a '{' on the fence line starts the value at once.
 		switch c := p[i]; {
-		case c == '\n':
-			d.st = docLead
-			return i + 1
 		case c == t.open:
 			return t.docLeadByte(p, i)
-		case d.info < t.lim.MaxTagBytes:
-			d.info++
-			return i + 1
+		case !t.holdByte(c):
+			return t.notJSON(p, i)
+		case c == '\n':
+			d.st = docLead
 		}
-		return t.notJSON(p, i, "")
+		return i + 1
 	case docSkip:
-		k := bytes.IndexByte(p[i:], '{')
-		if k < 0 {
-			return len(p)
-		}
-		d.braceOff = t.off(i + k)
-		d.st = docBrace
-		return i + k + 1
+		return t.skipProse(p, i)
 	case docBrace:
 		switch c := p[i]; {
 		case isBlank(c):
+			if !t.holdByte(c) {
+				return t.notJSON(p, i)
+			}
 			return i + 1
 		case c == '"' || c == '}':
 			if d.proseOff >= 0 {
-				t.report(TokenViolation, -1, -1, 0, detailBytes("prose before the JSON object was skipped"), CodeLeadingText, d.proseOff)
+				t.report(TokenViolation, -1, -1, 0, detailBytes("prose before the JSON object"), CodeLeadingText, d.proseOff)
 			}
+			d.hold = d.hold[:0]
 			t.openRoot(d.braceOff)
 			return i
 		}
-		// "{note}": not the object; it was prose, and the '{' that ended it
-		// may start the object.
-		if d.proseOff < 0 {
-			d.proseOff = d.braceOff
-		}
-		d.st = docSkip
-		return i
+		// "{note}": not the object; it is prose, and the byte that ended
+		// it may start the object.
+		return t.notJSON(p, i)
 	case docTrail:
 		// Only blanks and the closing fence may follow the object; the
 		// backticks are not counted, so "{…}```" and "{…}\n```\n" both
-		// pass (JO03).
+		// pass (JO03). Anything else is the model's text (JO20).
 		if c := p[i]; isBlank(c) || c == '`' {
 			return i + 1
 		}
-		d.st = docIgnore
 		t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.off(i))
-		return len(p)
-	case docProse:
+		t.startProse(i)
 		return len(p)
 	}
-	return len(p) // docIgnore
+	return len(p) // docProse: flushed by suspend
+}
+
+// holdByte holds c while the document stage decides what it is; it
+// returns false if the hold is full (Limits.MaxTagBytes), so that the
+// caller treats c and what was held as prose.
+func (t *Tokenizer) holdByte(c byte) bool {
+	d := &t.doc
+	if len(d.hold) >= t.lim.MaxTagBytes {
+		return false
+	}
+	d.hold = append(d.hold, c)
+	return true
 }
 
 // docLeadByte handles a byte before the value: blanks, a fence, the '{'.
@@ -144,49 +153,112 @@ func (t *Tokenizer) docLeadByte(p []byte, i int) int {
 	d := &t.doc
 	switch c := p[i]; {
 	case isBlank(c):
+		// Blanks before anything else are dropped; after a fence header
+		// they are held with it.
+		if len(d.hold) > 0 && !t.holdByte(c) {
+			return t.notJSON(p, i)
+		}
 		return i + 1
 	case c == '`' && t.mode != DocBare:
+		if !t.holdByte(c) {
+			return t.notJSON(p, i)
+		}
 		d.st = docTicks
-		d.sigOff = t.off(i)
-		d.held = 1
+		d.ticks = 1
 		return i + 1
 	case c == t.open:
 		if t.mode == DocLenient {
+			if !t.holdByte(c) {
+				return t.notJSON(p, i)
+			}
 			d.braceOff = t.off(i)
 			d.st = docBrace
 			return i + 1
 		}
+		d.hold = d.hold[:0]
 		t.openRoot(t.off(i))
 		return i + 1
 	}
-	return t.notJSON(p, i, "")
+	return t.notJSON(p, i)
 }
 
-// notJSON handles the first byte of a reply that is not an object: held
-// is what the document stage held before it (backticks, part of a byte
-// order mark).
-func (t *Tokenizer) notJSON(p []byte, i int, held string) int {
+// notJSON handles a byte, p[i], that shows that what the document stage
+// holds, and p[i], are not the wrapper of the value. DocBare stops;
+// DocStrict reports the reply as not JSON and delivers the rest of it as
+// prose; DocLenient streams it as prose and goes on looking for the
+// object.
+func (t *Tokenizer) notJSON(p []byte, i int) int {
 	d := &t.doc
-	off := t.off(i) - int64(len(held))
+	off := t.off(i) - int64(len(d.hold))
 	switch t.mode {
-	case DocLenient:
-		if d.proseOff < 0 {
-			d.proseOff = off
-		}
-		d.st = docSkip
-		return i
 	case DocBare:
 		d.st = docStopped
 		t.st = stDead
 		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the line is not a JSON object", "the line is not a JSON array")), CodeExpectedObject, off)
 		return i
+	case DocLenient:
+		if d.proseOff < 0 {
+			d.proseOff = off
+		}
+		d.st = docSkip
+		t.release(p, i)
+		return d.start
 	}
 	d.st = docProse
 	t.st = stDead
 	t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply is not a JSON object", "the reply is not a JSON array")), CodeExpectedObject, off)
-	t.emitData(TokenProse, -1, -1, detailBytes(held))
+	t.release(p, i)
+	return len(p)
+}
+
+// release delivers what the document stage held as prose, and readies the
+// prose of p from i. A character the hold cuts off (a broken byte order
+// mark, a fence header longer than the hold) is completed from p first, so
+// that no prose token ends inside a character.
+func (t *Tokenizer) release(p []byte, i int) {
+	d := &t.doc
+	held := d.hold
+	d.hold = d.hold[:0]
+	d.bol = len(held) > 0 && held[len(held)-1] == '\n'
+	t.emitData(TokenProse, -1, -1, d.carry.Hold(held))
 	d.start = i
-	return i
+	if d.carry.Pending() {
+		out, rest := d.carry.Resume(p[i:])
+		t.emitData(TokenProse, -1, -1, out)
+		d.start = len(p) - len(rest)
+	}
+}
+
+// skipProse streams DocLenient prose from i (d.start is where its
+// unflushed part starts) up to a '{' that may start the object or a fence
+// at a line's start, which are held until they show what they are.
+func (t *Tokenizer) skipProse(p []byte, i int) int {
+	d := &t.doc
+	for j := i; j < len(p); j++ {
+		c := p[j]
+		if c != '{' && (c != '`' || !d.bol) {
+			d.bol = c == '\n'
+			continue
+		}
+		t.emitData(TokenProse, -1, -1, p[d.start:j])
+		d.start = len(p)
+		d.hold = append(d.hold[:0], c)
+		if c == '{' {
+			d.braceOff = t.off(j)
+			d.st = docBrace
+		} else {
+			d.ticks = 1
+			d.st = docTicks
+		}
+		return j + 1
+	}
+	return len(p)
+}
+
+// startProse makes the rest of the reply, from p[i], prose.
+func (t *Tokenizer) startProse(i int) {
+	t.doc.st = docProse
+	t.doc.start = i
 }
 
 // rootDetail returns the detail that speaks of the top-level value's type:
@@ -221,7 +293,8 @@ func (t *Tokenizer) openRoot(off int64) {
 	t.valNode, t.valIdx = t.elem(0), 0
 }
 
-// resumeProse completes a rune cut at the end of the previous Feed.
+// resumeProse completes, at the start of p, a rune cut at the end of the
+// previous Feed's prose, and returns where scanning goes on.
 func (t *Tokenizer) resumeProse(p []byte) int {
 	d := &t.doc
 	d.start = 0
@@ -230,12 +303,15 @@ func (t *Tokenizer) resumeProse(p []byte) int {
 		t.emitData(TokenProse, -1, -1, out)
 		d.start = len(p) - len(rest)
 	}
-	return len(p)
+	return d.start
 }
 
 // flushProse reports the prose of p not yet reported.
 func (t *Tokenizer) flushProse(p []byte, hold bool) {
 	d := &t.doc
+	if d.start >= len(p) {
+		return
+	}
 	out := p[d.start:]
 	if hold {
 		out = d.carry.Hold(out)
@@ -244,45 +320,37 @@ func (t *Tokenizer) flushProse(p []byte, hold bool) {
 	d.start = len(p)
 }
 
-// docClose ends a reply whose value never began, or that was prose.
+// docClose ends a reply whose value never began, or that ended in prose.
 func (t *Tokenizer) docClose() {
 	d := &t.doc
-	off := t.base
-	if d.sigOff >= 0 {
-		off = d.sigOff
-	}
 	switch d.st {
 	case docProse:
 		t.emitData(TokenProse, -1, -1, d.carry.Flush())
-	case docBOM, docLead, docTicks, docInfo:
+	case docSkip:
+		t.emitData(TokenProse, -1, -1, d.carry.Flush())
+		t.st = stDead
+		t.report(TokenInvalid, -1, -1, 0, detailBytes("the reply holds no JSON object"), CodeExpectedObject, d.proseOff)
+	case docBOM, docLead, docTicks, docInfo, docBrace:
 		if t.mode == DocBare {
 			return
 		}
-		held := ""
-		switch {
-		case d.st == docBOM:
-			held = bom[:d.held]
-			off = t.base - int64(d.held)
-		case d.st == docTicks && d.held < 3:
-			held = "``"[:d.held]
+		off := t.base - int64(len(d.hold))
+		if d.proseOff >= 0 {
+			off = d.proseOff
 		}
-		if held != "" && t.mode == DocLenient && d.proseOff < 0 {
-			d.proseOff = off
+		// What was held is prose: after the report in DocStrict, where
+		// the reply is prose from its start, before it in DocLenient,
+		// where the prose has been streaming.
+		held := d.hold
+		d.hold = d.hold[:0]
+		if t.mode == DocLenient {
+			t.emitData(TokenProse, -1, -1, held)
 		}
 		t.st = stDead
 		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply holds no JSON object", "the reply holds no JSON array")), CodeExpectedObject, off)
 		if t.mode == DocStrict {
-			t.emitData(TokenProse, -1, -1, detailBytes(held))
+			t.emitData(TokenProse, -1, -1, held)
 		}
-	case docSkip, docBrace:
-		switch {
-		case d.proseOff >= 0:
-			off = d.proseOff
-		case d.st == docBrace:
-			off = d.braceOff
-		}
-		t.st = stDead
-		t.report(TokenInvalid, -1, -1, 0, detailBytes(t.rootDetail("the reply holds no JSON object", "the reply holds no JSON array")), CodeExpectedObject, off)
 	}
 }
 

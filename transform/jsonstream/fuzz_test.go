@@ -7,34 +7,52 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
 // FuzzJSONTokenizer checks, for any reply and any split of it (cuts
-// chooses the split, and its first byte the document mode):
+// chooses the split, and its first byte the document mode and, one input
+// in two, tight limits):
 //   - no panic;
 //   - the normalized tokens do not depend on the split;
+//   - no delta token cuts a character the chunks did not cut;
 //   - every raw capture is byte-identical to its span of the input (JO17);
+//   - nothing is lost (CONTRACT.md §7): once the value broke, outgrew a
+//     limit or was followed by text, the prose is the rest of the reply;
 //   - when the reply is valid JSON, decoded strings and numbers equal what
 //     encoding/json decodes from it (a differential oracle).
 func FuzzJSONTokenizer(f *testing.F) {
 	for _, tc := range tokCases {
 		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{byte(tc.doc), 3, 7})
+		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{byte(tc.doc) + 3, 1, 1})
 	}
 	transformtest.SeedFiles(f, "testdata/*.json", []byte{1, 5, 200, 9})
+	tight := transform.Limits{MaxKeyBytes: 8, MaxDepth: 4, MaxTagBytes: 10}
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		mode := DocStrict
+		var lim transform.Limits
 		if len(cuts) > 0 {
 			mode = DocMode(cuts[0] % 3)
+			if cuts[0]/3%2 == 1 {
+				lim = tight
+			}
 		}
-		c := Config{Paths: testPaths, Doc: mode}
+		c := Config{Paths: testPaths, Doc: mode, Limits: lim}
 		wholeToks, wholeN := run(c, data)
 		whole := normalize(wholeToks)
-		split, n := run(c, transformtest.CutsFromBytes(data, cuts)...)
+		chunks := transformtest.CutsFromBytes(data, cuts)
+		split, n := run(c, chunks...)
 		if a, b := format(testWatches, whole), format(testWatches, normalize(split)); a != b || n != wholeN {
 			t.Fatalf("split changed the tokens:\n one-shot %s (%d bytes)\n    split %s (%d bytes)", a, wholeN, b, n)
 		}
+		if err := wholeRunes(split, chunks); err != nil {
+			t.Fatal(err)
+		}
 		checkRawSpans(t, data, whole)
+		if mode != DocBare {
+			checkRest(t, data, whole)
+		}
 		if mode != DocBare && json.Valid(data) && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
 			checkDecoded(t, data, whole)
 		}
@@ -62,6 +80,32 @@ func checkRawSpans(t *testing.T, data []byte, toks []tok) {
 			}
 			start = -1
 		}
+	}
+}
+
+// checkRest checks that, after the token that ends the value's reading
+// (a TokenInvalid other than expected_object and unterminated_json, a
+// TokenLimit, a trailing_text violation), the prose is the reply from
+// that token's Offset on.
+func checkRest(t *testing.T, data []byte, toks []tok) {
+	t.Helper()
+	for k, tk := range toks {
+		switch {
+		case tk.Kind == TokenInvalid && tk.Code != CodeExpectedObject && tk.Code != CodeUnterminated,
+			tk.Kind == TokenLimit, tk.Kind == TokenViolation && tk.Code == CodeTrailingText:
+		default:
+			continue
+		}
+		var prose []byte
+		for _, after := range toks[k+1:] {
+			if after.Kind == TokenProse {
+				prose = append(prose, after.Text...)
+			}
+		}
+		if want := data[tk.Offset:]; !bytes.Equal(prose, want) {
+			t.Fatalf("after %s(%s@%d) the prose is %q, the rest of the reply %q", tk.Kind, tk.Code, tk.Offset, prose, want)
+		}
+		return
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/transformtest"
@@ -121,11 +122,32 @@ func splitInvariant(c Config, ws []Watch, input []byte, seed int64, random int) 
 	whole := format(ws, normalize(wholeToks))
 	for _, chunks := range transformtest.Splits(input, seed, random) {
 		toks, n := run(c, chunks...)
+		if err := wholeRunes(toks, chunks); err != nil {
+			return fmt.Errorf("split %s: %w", transformtest.Describe(chunks), err)
+		}
 		if got := format(ws, normalize(toks)); got != whole {
 			return fmt.Errorf("split %s:\n want %s\n  got %s", transformtest.Describe(chunks), whole, got)
 		}
 		if n != wholeN {
 			return fmt.Errorf("split %s: consumed %d bytes, one-shot %d", transformtest.Describe(chunks), n, wholeN)
+		}
+	}
+	return nil
+}
+
+// wholeRunes checks that, when the chunks are whole UTF-8 characters, so
+// is every delta token: a format emits each as an event of its own, and
+// a character cut between two reaches the client as U+FFFD twice.
+func wholeRunes(toks []tok, chunks [][]byte) error {
+	for _, c := range chunks {
+		if !utf8.Valid(c) {
+			return nil
+		}
+	}
+	for _, tk := range toks {
+		delta := tk.Kind == TokenText || tk.Kind == TokenRaw || tk.Kind == TokenProse
+		if delta && !utf8.Valid(tk.Text) {
+			return fmt.Errorf("%s token %q cuts a character", tk.Kind, tk.Text)
 		}
 	}
 	return nil

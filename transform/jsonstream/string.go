@@ -268,15 +268,43 @@ func (t *Tokenizer) put(p []byte, i int, b []byte) bool {
 	case sinkText:
 		t.text(b)
 	case sinkKey:
-		// Fail at the very byte that outgrows the limit, wherever the
-		// chunk ends, so that where a DocBare Feed stops does not depend
-		// on how the reply was split.
-		if room := cap(t.key) - len(t.key); len(b) > room {
-			return t.keyAppend(p, i-len(b)+room, b)
-		}
-		return t.keyAppend(p, i, b)
+		return t.keyPut(p, i, b)
 	}
 	return true
+}
+
+// keyPut adds plain key content b, the span of p ending at i, to the key
+// buffer, bounded by MaxKeyBytes. The limit trips at the first byte whose
+// character does not fit whole, wherever the chunk ends, so that where it
+// trips (where a DocBare Feed stops, where the released text starts) does
+// not depend on how the reply was split and never cuts a character.
+func (t *Tokenizer) keyPut(p []byte, i int, b []byte) bool {
+	room := cap(t.key) - len(t.key)
+	if len(b)+utf8.UTFMax-1 > room {
+		for k, c := range b {
+			if k+charLen(c) > room {
+				t.limit(p, i-len(b)+k, transform.CodeKeyTooLong, "JSON object key longer than the key limit")
+				return false
+			}
+		}
+	}
+	t.key = append(t.key, b...)
+	return true
+}
+
+// charLen returns the length of the UTF-8 sequence that c starts, 1 for
+// a byte that starts none (ASCII, a continuation byte, an invalid byte).
+// A continuation byte needs no room of its own: its lead byte reserved it.
+func charLen(c byte) int {
+	switch {
+	case c >= 0xF0 && c < 0xF8:
+		return 4
+	case c >= 0xE0 && c < 0xF0:
+		return 3
+	case c >= 0xC0 && c < 0xE0:
+		return 2
+	}
+	return 1
 }
 
 // putCopy adds decoded content b, which does not alias the input.

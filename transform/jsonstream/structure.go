@@ -206,6 +206,8 @@ func (t *Tokenizer) beginKey(i int) {
 		sk = sinkKey
 		t.key = t.key[:0]
 		t.keyOff = t.off(i)
+		t.keyRaw = t.keyRaw[:0]
+		t.keyRawStart = i
 	}
 	t.str.begin(sk, true)
 	t.st = stStr

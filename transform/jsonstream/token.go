@@ -23,16 +23,25 @@ const (
 	TokenViolation
 	// TokenInvalid: the reply is not, or stopped being, the JSON object it
 	// should be (Code: expected_object, bad_json, bad_literal, bad_number,
-	// unterminated_json). Nothing more is tokenized; in DocStrict mode a
-	// reply that is not an object follows as TokenProse.
+	// unterminated_json). Nothing more is tokenized. In DocStrict and
+	// DocLenient mode the reply from Offset on follows as TokenProse (for
+	// DocLenient's expected_object, it has been streaming since Offset); in
+	// DocBare mode Feed stops at the byte that broke the object.
 	TokenInvalid
 	// TokenLimit: a limit was exceeded (Code is transform.CodeJSONTooDeep
-	// or transform.CodeKeyTooLong, Text a message). It is fatal: nothing
-	// more is tokenized.
+	// or transform.CodeKeyTooLong, Text a message). It ends the
+	// tokenizing as TokenInvalid does, not the reply (CONTRACT.md §7): the
+	// reply from Offset on follows as TokenProse (a key too long from its
+	// opening quote; in DocBare mode only the key's text, up to where Feed
+	// stops).
 	TokenLimit
-	// TokenProse: in DocStrict mode, the text of a reply that is not a JSON
-	// object, from its first byte that is not blank or a fence header, cut
-	// on rune boundaries.
+	// TokenProse: text of the reply that is not its JSON value, delivered
+	// so that nothing the model wrote is lost (CONTRACT.md §7): in
+	// DocStrict and DocLenient mode a reply that is not JSON, prose before
+	// the object (DocLenient), text after the object, the rest of a reply
+	// whose object broke or outgrew a limit. It streams as it arrives, cut
+	// on rune boundaries; only blanks before the value, a byte order mark
+	// and the fence around the value are left out.
 	TokenProse
 )
 

@@ -18,12 +18,15 @@ const (
 	// mark and blanks, possibly fenced (```json … ```). A reply whose first
 	// other byte is not '{' is reported as TokenInvalid expected_object and
 	// then delivered as TokenProse (final_result: the text becomes the
-	// answer).
+	// answer), as is text after the object or after the point where it
+	// broke.
 	DocStrict
-	// DocLenient is DocStrict, except that prose before the object is
-	// skipped and reported as leading_text once the object starts (aiplan,
-	// JO04). A '{' starts the object only when the next byte that is not
-	// blank is '"' or '}', so that "Here is {note}:" is never captured.
+	// DocLenient is DocStrict, except that prose before the object streams
+	// as TokenProse while the object is looked for, and is reported as
+	// leading_text once the object starts (aiplan, JO04). A '{' starts the
+	// object only when the next byte that is not blank is '"' or '}', so
+	// that "Here is {note}:" is never captured; a fence at a line's start
+	// just before the object is the object's wrapper.
 	DocLenient
 )
 
@@ -32,8 +35,9 @@ type Config struct {
 	// Paths are the watched values; nil watches nothing.
 	Paths *Paths
 	// Limits bounds the nesting depth (MaxDepth), the buffered keys and
-	// numbers (MaxKeyBytes) and a fence header (MaxTagBytes). Zero fields
-	// take the defaults.
+	// numbers (MaxKeyBytes) and what the document stage holds while it
+	// decides whether it reads the value's wrapper (MaxTagBytes: a fence
+	// header and the blanks after it). Zero fields take the defaults.
 	Limits transform.Limits
 	// Doc is the document mode.
 	Doc DocMode
@@ -83,9 +87,17 @@ type Tokenizer struct {
 	lit     string // the literal being matched
 	litPos  int
 
+	// keyRaw holds the text of the key being read, as written, from its
+	// opening quote up to the previous Feed's end; keyRawStart is where
+	// its rest starts in the current p. A key too long is released from
+	// it. It grows with the key: at most six bytes of text (a \uXXXX
+	// escape) per byte of key, and a cut-off escape.
+	keyRaw      []byte
+	keyRawStart int
+
 	cap capture
 
-	limitAt int // where in p a limit was exceeded
+	stopAt int // where in p tokenizing stopped (stDead)
 }
 
 // frame is one open container.
@@ -139,6 +151,8 @@ func (t *Tokenizer) Init(c Config) {
 	}
 	t.stack = make([]frame, 0, t.lim.MaxDepth)
 	t.key = make([]byte, 0, t.lim.MaxKeyBytes)
+	t.keyRaw = make([]byte, 0, 64)
+	t.doc.hold = make([]byte, 0, t.lim.MaxTagBytes+len(bom))
 	t.scalar = make([]byte, 0, 32)
 	t.str.scratch = make([]byte, 0, 512)
 	t.Reset()
@@ -156,10 +170,14 @@ func (t *Tokenizer) ResetAt(off int64) {
 	t.stack = t.stack[:0]
 	t.str.reset()
 	t.key = t.key[:0]
+	t.keyRaw = t.keyRaw[:0]
 	t.scalar = t.scalar[:0]
 	t.cap = capture{}
 	t.h = nil
 }
+
+// Offset returns the reply offset of the next byte Feed reads.
+func (t *Tokenizer) Offset() int64 { return t.base }
 
 // Done reports whether the top-level object is complete.
 func (t *Tokenizer) Done() bool { return t.st == stDone }
@@ -171,40 +189,42 @@ func (t *Tokenizer) Stopped() bool {
 }
 
 // Feed tokenizes the next bytes of the reply and reports to h. It returns
-// how many bytes it consumed: all of p, except after a limit was exceeded
-// and in DocBare mode once the object ended or broke (see Stopped): then
-// it stops at the byte after the object or at the byte that broke it, and
-// consumes nothing more until Reset. p is not retained.
+// how many bytes it consumed: all of p, except in DocBare mode once the
+// object ended or broke or a limit was exceeded (see Stopped): then it
+// stops at the byte after the object or at the byte where tokenizing
+// stopped (after a key too long, the key's text was reported as
+// TokenProse), and consumes nothing more until Reset. p is not retained.
 func (t *Tokenizer) Feed(p []byte, h Handler) int {
-	if t.doc.fatal || t.mode == DocBare && t.Stopped() {
+	if t.mode == DocBare && t.Stopped() {
 		return 0
 	}
 	t.h = h
 	i := t.resume(p)
 	for i < len(p) {
-		switch {
-		case t.doc.st == docValue:
-			i = t.scan(p, i)
-			if t.st == stDone {
-				if t.mode == DocBare {
-					return t.advance(i)
-				}
-				t.doc.st = docTrail
-			} else if t.st == stDead {
-				if t.doc.fatal {
-					return t.advance(t.limitAt)
-				}
-				if t.mode == DocBare {
-					return t.advance(i)
-				}
-				t.doc.st = docIgnore
-				i = len(p)
-			}
-		default:
+		if t.doc.st != docValue {
 			i = t.docStep(p, i)
 			if t.doc.st == docStopped {
 				return t.advance(i)
 			}
+			continue
+		}
+		i = t.scan(p, i)
+		switch t.st {
+		case stDone:
+			if t.mode == DocBare {
+				return t.advance(i)
+			}
+			t.doc.st = docTrail
+		case stDead:
+			// The value broke (TokenInvalid) or outgrew a limit
+			// (TokenLimit) at stopAt: the rest of the reply is the
+			// model's text (CONTRACT.md §7), the caller's in DocBare
+			// mode.
+			if t.mode == DocBare {
+				return t.advance(t.stopAt)
+			}
+			t.startProse(t.stopAt)
+			i = len(p)
 		}
 	}
 	t.suspend(p)
@@ -229,7 +249,8 @@ func (t *Tokenizer) resume(p []byte) int {
 		// The completing bytes are still scanned: they are continuation
 		// bytes inside a string, where scanning them changes nothing.
 	}
-	if t.doc.st == docProse {
+	t.keyRawStart = 0
+	if t.doc.st == docProse || t.doc.st == docSkip {
 		return t.resumeProse(p)
 	}
 	if t.st == stStr && t.str.sink == sinkText && t.str.carry.Pending() {
@@ -244,12 +265,15 @@ func (t *Tokenizer) resume(p []byte) int {
 // rune the next Feed must complete.
 func (t *Tokenizer) suspend(p []byte) {
 	switch {
-	case t.doc.st == docProse:
+	case t.doc.st == docProse || t.doc.st == docSkip:
 		t.flushProse(p, true)
 	case t.st == stDead || t.st == stDone:
 	default:
 		t.flushText(t.st == stStr)
 		t.flushCapture(p, len(p), true)
+		if t.inKey() {
+			t.keyRaw = append(t.keyRaw, p[t.keyRawStart:]...)
+		}
 	}
 }
 
@@ -306,22 +330,45 @@ func (t *Tokenizer) violation(p []byte, i int, code string, detail []byte, off i
 	t.report(TokenViolation, -1, -1, 0, detail, code, off)
 }
 
-// invalid reports that the object broke and stops tokenizing.
+// invalid reports that the object broke at p[i] and stops tokenizing;
+// the reply from p[i] on follows as TokenProse, in DocBare mode is the
+// caller's.
 func (t *Tokenizer) invalid(p []byte, i int, code, detail string, off int64) {
 	t.flushText(false)
 	t.flushCapture(p, i, false)
 	t.st = stDead
+	t.stopAt = i
 	t.report(TokenInvalid, -1, -1, 0, detailBytes(detail), code, off)
 }
 
-// limit reports an exceeded limit, which is fatal.
+// limit reports an exceeded limit at p[i] and stops tokenizing, as a
+// broken object does: the reply is no longer the JSON it should be, and
+// the model's text from there is prose (CONTRACT.md §7: only the limits
+// that protect the memory of a stream may end it; these bound the
+// tokenizer's own, which it no longer holds). A key too long is reported
+// at its opening quote, and its text so far is the prose's start; other
+// limits at p[i].
 func (t *Tokenizer) limit(p []byte, i int, code, msg string) {
 	t.flushText(false)
 	t.flushCapture(p, i, false)
+	key := t.inKey()
 	t.st = stDead
-	t.doc.fatal = true
-	t.limitAt = i
-	t.report(TokenLimit, -1, -1, 0, detailBytes(msg), code, t.base+int64(i))
+	t.stopAt = i
+	off := t.off(i)
+	if key {
+		off = t.keyOff
+	}
+	t.report(TokenLimit, -1, -1, 0, detailBytes(msg), code, off)
+	if key {
+		t.keyRaw = append(t.keyRaw, p[t.keyRawStart:i]...)
+		t.emitData(TokenProse, -1, -1, t.keyRaw)
+	}
+}
+
+// inKey reports whether the tokenizer is inside a key that it buffers
+// (a key of a watched object).
+func (t *Tokenizer) inKey() bool {
+	return t.st >= stStr && t.st <= stStrHiEsc && t.str.key && t.str.sink == sinkKey
 }
 
 // off returns the reply offset of p[i].

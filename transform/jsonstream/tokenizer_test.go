@@ -56,10 +56,11 @@ var tokCases = []tokCase{
 		want: `J{m J"m":"x" J}m`},
 	{name: "JO03/brace_on_fence_line", doc: DocStrict, chunks: []string{"```json {\"m\":\"x\"} ```"},
 		want: `J{m J"m":"x" J}m`},
-	// JO04 lenient (aiplan): the prose is skipped, "{note}" is not taken
-	// for the object, and leading_text is reported when the object starts.
+	// JO04 lenient (aiplan): the prose streams (CONTRACT.md §7), "{note}"
+	// is not taken for the object, and leading_text is reported when the
+	// object starts.
 	{name: "JO04/lenient", doc: DocLenient, chunks: []string{"Here is {note}: {\"status\":\"ok\"}"},
-		want: `W(leading_text@0) J{status J"status":"ok" J}status`},
+		want: `T"Here is {note}: " W(leading_text@0) J{status J"status":"ok" J}status`},
 	// JO04 strict (final_result): the reply is not an object; its text
 	// follows as prose.
 	{name: "JO04/strict", doc: DocStrict, chunks: []string{"Here is {note}: {\"status\":\"ok\"}"},
@@ -93,17 +94,17 @@ var tokCases = []tokCase{
 	{name: "JO12/fraction", doc: DocStrict, chunks: []string{"{\"n\":-0.5e+3}"},
 		want: `J{n J}n=-0.5e+3`},
 	{name: "JO12/bad", doc: DocStrict, chunks: []string{"{\"n\":-x}"},
-		want: `J{n X(bad_number@6)`},
+		want: `J{n X(bad_number@6) T"x}"`},
 	// A leading zero ends the number, as in encoding/json's scanner; the
 	// digit after it is then out of place.
 	{name: "JO12/leading_zero", doc: DocStrict, chunks: []string{"{\"n\":01}"},
-		want: `J{n J}n=0 X(bad_json@6)`},
+		want: `J{n J}n=0 X(bad_json@6) T"1}"`},
 	{name: "JO13", doc: DocStrict, chunks: []string{"{\"ok\":tr", "ue}"},
 		want: `J{ok J}ok=true`},
 	{name: "JO13/null", doc: DocStrict, chunks: []string{"{\"ok\":null}"},
 		want: `J{ok J}ok=null`},
 	{name: "JO13/trux", doc: DocStrict, chunks: []string{"{\"ok\":trux}"},
-		want: `J{ok X(bad_literal@9)`},
+		want: `J{ok X(bad_literal@9) T"x}"`},
 	{name: "JO14", doc: DocStrict, chunks: []string{"{\"dire", "ct_response\":\"hi\"}"},
 		want: `J{direct_response J"direct_response":"hi" J}direct_response`},
 	{name: "JO15", doc: DocStrict, chunks: []string{`{"thought":"t1","response_mode":"direct","direct_response":"d1"}`},
@@ -125,9 +126,10 @@ var tokCases = []tokCase{
 		want: `J{message J"message":"a" J}message W(duplicate_key@15) J{message J"message":"b" J}message`},
 	{name: "JO19/unwatched", doc: DocStrict, chunks: []string{`{"x":1,"x":2}`},
 		want: ``},
-	// JO20 lenient: trailing text is reported and ignored.
+	// JO20 lenient: trailing text is reported, and is the model's text
+	// (CONTRACT.md §7); the closing fence before it is not.
 	{name: "JO20", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n```\nHope this helps!"},
-		want: `J{m J"m":"x" J}m W(trailing_text@14)`},
+		want: `J{m J"m":"x" J}m W(trailing_text@14) T"Hope this helps!"`},
 	{name: "JO21/array", doc: DocStrict, chunks: []string{`[1]`},
 		want: `X(expected_object@0) T"[1]"`},
 	{name: "JO21/string", doc: DocStrict, chunks: []string{` "str"`},
@@ -137,15 +139,15 @@ var tokCases = []tokCase{
 	{name: "JO21/bare", doc: DocBare, chunks: []string{`[1]`},
 		want: `X(expected_object@0)`},
 	{name: "JO21/lenient", doc: DocLenient, chunks: []string{`[1]`},
-		want: `X(expected_object@0)`},
+		want: `T"[1]" X(expected_object@0)`},
 	{name: "JO21/empty", doc: DocStrict, chunks: []string{" \n"},
 		want: `X(expected_object@2)`},
 	{name: "JO22", doc: DocStrict, chunks: []string{`{"message":""}`},
 		want: `J{message J}message`},
 	{name: "JO23", doc: DocStrict, chunks: []string{`{"a":` + strings.Repeat("[", 10000)},
-		want: `E(json_too_deep)`},
+		want: `E(json_too_deep) T"` + strings.Repeat("[", 10000-transform.DefaultMaxDepth+1) + `"`},
 	{name: "JO23/limit", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxDepth = 3 }), chunks: []string{`{"a":[[[1]]]}`},
-		want: `E(json_too_deep)`},
+		want: `E(json_too_deep) T"[1]]]}"`},
 	{name: "JO23/at_limit", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxDepth = 3 }), chunks: []string{`{"a":[[1]],"m":"x"}`},
 		want: `J{m J"m":"x" J}m`},
 	{name: "JO25", doc: DocStrict, chunks: []string{"\xef\xbb\xbf \r\n\t{\"m\":\"x\"}"},
@@ -161,29 +163,29 @@ var tokCases = []tokCase{
 	{name: "JO26/cut_rune", doc: DocStrict, chunks: []string{"{\"message\":\"a\xe4\xbd"},
 		want: `J{message J"message":"a\xe4\xbd" X(unterminated_json@15)`},
 	{name: "key_too_long", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxKeyBytes = 4 }), chunks: []string{`{"abcde":1}`},
-		want: `E(key_too_long)`},
+		want: `E(key_too_long) T"\"abcde\":1}"`},
 	{name: "key_escaped", doc: DocStrict, chunks: []string{`{"\u006d":"x"}`},
 		want: `J{m J"m":"x" J}m`},
 	{name: "bad_json/trailing_comma", doc: DocStrict, chunks: []string{`{"m":"x",}`},
-		want: `J{m J"m":"x" J}m X(bad_json@9)`},
+		want: `J{m J"m":"x" J}m X(bad_json@9) T"}"`},
 	{name: "bad_json/missing_colon", doc: DocStrict, chunks: []string{`{"m" "x"}`},
-		want: `X(bad_json@5)`},
-	{name: "bad_json/then_ignored", doc: DocStrict, chunks: []string{`{"m":x} {"m":"y"}`},
-		want: `X(bad_json@5)`},
+		want: `X(bad_json@5) T"\"x\"}"`},
+	{name: "bad_json/then_prose", doc: DocStrict, chunks: []string{`{"m":x} {"m":"y"}`},
+		want: `X(bad_json@5) T"x} {\"m\":\"y\"}"`},
 	{name: "nested_unwatched", doc: DocStrict, chunks: []string{`{"x":{"m":"no","y":[{"m":"no"}]},"m":"yes"}`},
 		want: `J{m J"m":"yes" J}m`},
 	{name: "lenient/brace_then_object", doc: DocLenient, chunks: []string{"{ {\"m\":\"x\"}"},
-		want: `W(leading_text@0) J{m J"m":"x" J}m`},
+		want: `T"{ " W(leading_text@0) J{m J"m":"x" J}m`},
 	{name: "lenient/fenced", doc: DocLenient, chunks: []string{"Sure:\n```json\n{\"m\":\"x\"}\n```"},
-		want: `W(leading_text@0) J{m J"m":"x" J}m`},
+		want: `T"Sure:\n" W(leading_text@0) J{m J"m":"x" J}m`},
 	{name: "lenient/no_object", doc: DocLenient, chunks: []string{"no {json} here"},
-		want: `X(expected_object@0)`},
+		want: `T"no {json} here" X(expected_object@0)`},
 	{name: "strict/short_ticks", doc: DocStrict, chunks: []string{"``x"},
 		want: `X(expected_object@0) T"` + "``x" + `"`},
 	{name: "strict/prose_runes", doc: DocStrict, chunks: []string{"你好", "\xe4\xb8", "\x96界"},
 		want: `X(expected_object@0) T"你好世界"`},
 	{name: "strict/fence_only", doc: DocStrict, chunks: []string{"```json\n"},
-		want: `X(expected_object@0)`},
+		want: `X(expected_object@0) T"` + "```json\\n" + `"`},
 	{name: "escapes/all", doc: DocStrict, chunks: []string{`{"m":"\b\f\n\r\t\/\"\\\u00E9"}`},
 		want: `J{m J"m":"\b\f\n\r\t/\"\\é" J}m`},
 	{name: "JO08/high_then_escape", doc: DocStrict, chunks: []string{`{"m":"\ud83d\nx"}`},
@@ -195,9 +197,46 @@ var tokCases = []tokCase{
 	{name: "JO26/cut_after_high", doc: DocStrict, chunks: []string{`{"m":"\ud83d\`},
 		want: `J{m J"m":"�\\" X(unterminated_json@13)`},
 	{name: "lenient/brace_at_end", doc: DocLenient, chunks: []string{"{ "},
-		want: `X(expected_object@0)`},
+		want: `T"{ " X(expected_object@0)`},
 	{name: "strict/bom_only", doc: DocStrict, chunks: []string{"\xef\xbb"},
 		want: `X(expected_object@0) T"\xef\xbb"`},
+	// Issue 9: nothing the model wrote is dropped but blanks and the
+	// wrapper around the object. A fence that wraps no object is text, as
+	// is a fence header longer than MaxTagBytes.
+	{name: "strict/fence_then_prose", doc: DocStrict, chunks: []string{"``` x"},
+		want: `X(expected_object@0) T"` + "``` x" + `"`},
+	{name: "strict/fence_then_quote", doc: DocStrict, chunks: []string{"```\"\u00e9vent\"\u00cf\u00cf"},
+		want: `X(expected_object@0) T"` + "```\\\"évent\\\"ÏÏ" + `"`},
+	{name: "strict/fence_then_code", doc: DocStrict, chunks: []string{"\n```python\n\nprint(1)\n```\n"},
+		want: `X(expected_object@1) T"` + "```python\\n\\nprint(1)\\n```\\n" + `"`},
+	{name: "strict/fence_too_long", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxTagBytes = 8 }), chunks: []string{"```json\n\n{\"m\":\"x\"}"},
+		want: `X(expected_object@0) T"` + "```json\\n\\n{\\\"m\\\":\\\"x\\\"}" + `"`},
+	{name: "strict/fence_within_limit", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxTagBytes = 8 }), chunks: []string{"```json\n{\"m\":\"x\"}"},
+		want: `J{m J"m":"x" J}m`},
+	// A broken byte order mark is the first character's start: prose
+	// never cuts it.
+	{name: "strict/broken_bom_rune", doc: DocStrict, chunks: []string{"\ufffd x"},
+		want: `X(expected_object@0) T"� x"`},
+	{name: "lenient/broken_bom_rune", doc: DocLenient, chunks: []string{"\ufffd {\"m\":\"x\"}"},
+		want: `T"� " W(leading_text@0) J{m J"m":"x" J}m`},
+	{name: "lenient/fence_then_prose", doc: DocLenient, chunks: []string{"a\n```py\nx = {1}\n```\n"},
+		want: `T"a\n` + "```py\\nx = {1}\\n```\\n" + `" X(expected_object@0)`},
+	{name: "lenient/fence_between", doc: DocLenient, chunks: []string{"Sure:\n```json\n{\"m\":\"x\"}\n```\nBye."},
+		want: `T"Sure:\n" W(leading_text@0) J{m J"m":"x" J}m W(trailing_text@28) T"Bye."`},
+	{name: "lenient/inline_ticks", doc: DocLenient, chunks: []string{"use ```x``` and {\"m\":\"y\"}"},
+		want: `T"use ` + "```x```" + ` and " W(leading_text@0) J{m J"m":"y" J}m`},
+	{name: "lenient/fence_at_end", doc: DocLenient, chunks: []string{"ok\n``"},
+		want: `T"ok\n` + "``" + `" X(expected_object@0)`},
+	// Limits end the tokenizing, not the reply (CONTRACT.md §7): the rest
+	// of the reply, from a key's opening quote, is prose, verbatim.
+	{name: "key_too_long/escaped", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxKeyBytes = 4 }), chunks: []string{`{"m":"a","ab\u0063de":1}`},
+		want: `J{m J"m":"a" J}m E(key_too_long) T"\"ab\\u0063de\":1}"`},
+	{name: "key_too_long/rune", doc: DocStrict, lim: limits(func(l *transform.Limits) { l.MaxKeyBytes = 4 }), chunks: []string{`{"ab你":1}`},
+		want: `E(key_too_long) T"\"ab你\":1}"`},
+	{name: "key_too_long/lenient", doc: DocLenient, lim: limits(func(l *transform.Limits) { l.MaxKeyBytes = 4 }), chunks: []string{"x {\"abcdef\":1}\n"},
+		want: `T"x " W(leading_text@0) E(key_too_long) T"\"abcdef\":1}\n"`},
+	{name: "key_too_long/bare", doc: DocBare, lim: limits(func(l *transform.Limits) { l.MaxKeyBytes = 4 }), chunks: []string{`{"abcde":1} x`},
+		want: `E(key_too_long) T"\"abcd"`},
 	{name: "bare/stops_after_object", doc: DocBare, chunks: []string{`  {"m":"x"} {"m":"y"}`},
 		want: `J{m J"m":"x" J}m`},
 }
@@ -232,10 +271,16 @@ func TestTokenizerBareConsumed(t *testing.T) {
 		{"blanks_first", "  {}", 4},
 		{"number_end", `{"n":12}x`, 8},
 		{"cut_off", `{"m":"x`, 7},
+		// A limit stops the Feed where it tripped: at the character of a
+		// key that does not fit (the key's text so far was reported as
+		// prose), at the bracket one level too deep.
+		{"key_too_long", `{"m":1,"abcde":1}`, 12},
+		{"key_too_long_rune", `{"ab你":1}`, 4},
+		{"too_deep", `{"m":[[[1]]]}`, 7},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Config{Paths: testPaths, Doc: DocBare}
+			c := Config{Paths: testPaths, Doc: DocBare, Limits: limits(func(l *transform.Limits) { l.MaxKeyBytes, l.MaxDepth = 4, 3 })}
 			_, n := run(c, []byte(tc.in))
 			if n != tc.want {
 				t.Errorf("consumed %d, want %d", n, tc.want)

@@ -274,3 +274,27 @@ func FuzzCuts(f *testing.F, inputs []string, pattern string, tight transform.Par
 		}
 	})
 }
+
+// Answer returns the answer text of evs.
+func Answer(evs []transform.Event) []byte {
+	var out []byte
+	for _, ev := range evs {
+		if ev.Kind == transform.KindAnswerDelta {
+			out = append(out, ev.Text...)
+		}
+	}
+	return out
+}
+
+// ProseAnswer returns, for a reply of a JSON format (aiplan, final_result)
+// that holds no '{' and so no object, the answer the format must give:
+// the reply itself, without a leading byte order mark and blanks
+// (CONTRACT.md §7: nothing the model wrote vanishes, fences and tags
+// included). ok is false for a reply that holds a '{'.
+func ProseAnswer(reply []byte) (answer []byte, ok bool) {
+	if bytes.IndexByte(reply, '{') >= 0 {
+		return nil, false
+	}
+	reply = bytes.TrimPrefix(reply, []byte("\xef\xbb\xbf"))
+	return bytes.TrimLeft(reply, " \t\r\n"), true
+}
