@@ -142,3 +142,61 @@ func TestCheckGolden(t *testing.T) {
 		t.Errorf("changed event: %v, want line 3 named", err)
 	}
 }
+
+// TestWholeRunes checks the check behind issue 9's first bug: a text
+// event that cuts a character the parser was fed whole fails, one fed
+// cut, or invalid, is not checked.
+func TestWholeRunes(t *testing.T) {
+	cut := []transform.Event{
+		{Kind: transform.KindAnswerStart},
+		{Kind: transform.KindAnswerDelta, Text: []byte("\xef")},
+		{Kind: transform.KindAnswerDelta, Text: []byte("\xbf\xbd")},
+		{Kind: transform.KindAnswerEnd},
+	}
+	whole := []transform.Event{
+		{Kind: transform.KindAnswerStart},
+		{Kind: transform.KindAnswerDelta, Text: []byte("\ufffd")},
+		{Kind: transform.KindAnswerEnd},
+	}
+	tests := []struct {
+		name   string
+		evs    []transform.Event
+		chunks []string
+		ok     bool
+	}{
+		{"cut_text", cut, []string{"\ufffd"}, false},
+		{"whole_text", whole, []string{"\ufffd"}, true},
+		{"fed_cut", cut, []string{"\xef", "\xbf\xbd"}, true},
+		{"invalid_input", cut, []string{"\xef"}, true},
+		{"cut_tool_args", []transform.Event{{Kind: transform.KindToolArgsDelta, Text: []byte("\xe4\xbd")}}, []string{"你"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := make([][]byte, len(tt.chunks))
+			for i, c := range tt.chunks {
+				chunks[i] = []byte(c)
+			}
+			if err := WholeRunes(tt.evs, chunks...); (err == nil) != tt.ok {
+				t.Errorf("WholeRunes: %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestProseAnswer(t *testing.T) {
+	tests := []struct {
+		reply, want string
+		ok          bool
+	}{
+		{"\xef\xbb\xbf \n``` x", "``` x", true},
+		{"\xef\xbbx", "\xef\xbbx", true},
+		{"  ", "", true},
+		{"a {", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := ProseAnswer([]byte(tt.reply))
+		if string(got) != tt.want || ok != tt.ok {
+			t.Errorf("ProseAnswer(%q) = %q, %v; want %q, %v", tt.reply, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -239,8 +239,10 @@ func checkAll(t testing.TB, u upstream, limits transform.Limits) {
 }
 
 // tight are limits small enough that the fuzzer reaches the holds' limits
-// and the fatal ones.
-var tight = transform.Limits{MaxBlockBytes: 48, MaxTagBytes: 20}
+// and the fatal ones, and the JSON limits that end the reading of a
+// reply's JSON but not its stream (max_key, max_depth, aiplan's
+// max_tool_calls: CONTRACT.md §7).
+var tight = transform.Limits{MaxBlockBytes: 48, MaxTagBytes: 20, MaxKeyBytes: 16, MaxDepth: 6, MaxToolCalls: 3}
 
 // TestEveryProtocolHasAChecker makes a new protocol row come with a
 // checker of its rules.
