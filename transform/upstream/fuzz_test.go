@@ -39,11 +39,14 @@ func deltasFromBytes(p []byte) []ToolCallDelta {
 // FuzzToolCallAssembly checks the assembler on any sequence of deltas: no
 // panic, well-formed events, the arguments at KindToolCallEnd equal to the
 // concatenation of the call's KindToolArgsDelta texts (or "{}"), calls
-// started in Index order, and, for plain deltas, every argument byte fed
-// delivered exactly once. It then checks the Moonshot shape (CONTRACT.md
-// §7) on calls built from the same bytes: a chunk naming k calls without
-// index, then chunks of k fragments with neither index nor id; each call
-// must end with the fragments at its position, in order.
+// started in Index order, no two calls with one id (issue 9: every
+// protocol keys calls by id), the index keying the call (PARSING.md §5.7:
+// the arguments of fragments with an index never go to a call that
+// fragments of another index fed), and, for plain deltas, every argument
+// byte fed delivered exactly once. It then checks the Moonshot shape
+// (CONTRACT.md §7) on calls built from the same bytes: a chunk naming k
+// calls without index, then chunks of k fragments with neither index nor
+// id; each call must end with the fragments at its position, in order.
 func FuzzToolCallAssembly(f *testing.F) {
 	f.Add([]byte("\x15\x03{\"a\x01\x02:1\x00\x01}"), false)
 	f.Add([]byte("\x00\x04{\"q\"\x15\x02:1\x26\x02{}\x05\x01}"), false)
@@ -97,8 +100,52 @@ func FuzzToolCallAssembly(f *testing.F) {
 				t.Fatalf("%d argument bytes fed, %d delivered: %s", fed, delivered, transformtest.Format(evs))
 			}
 		}
+		checkIDs(t, evs)
+		checkIndexKeys(t, deltas)
 		checkPositional(t, p)
 	})
+}
+
+// checkIDs checks that no two calls start with one id.
+func checkIDs(t *testing.T, evs []transform.Event) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Kind != transform.KindToolCallStart || ev.ID == "" {
+			continue
+		}
+		if seen[ev.ID] {
+			t.Fatalf("two calls with id %q: %s", ev.ID, transformtest.Format(evs))
+		}
+		seen[ev.ID] = true
+	}
+}
+
+// checkIndexKeys feeds deltas one at a time and checks that the arguments
+// a fragment with an index delivers go to calls that only fragments of
+// that index fed.
+func checkIndexKeys(t *testing.T, deltas []ToolCallDelta) {
+	t.Helper()
+	tc := ToolCalls{MaxCalls: 4}
+	owner := map[int]int{} // event Index → the provider index that fed it
+	for _, d := range deltas {
+		var evs []transform.Event
+		if err := tc.Add(d, func(ev transform.Event) { evs = append(evs, ev.Clone()) }); err != nil {
+			return
+		}
+		if !d.HasIndex {
+			continue
+		}
+		for _, ev := range evs {
+			if ev.Kind != transform.KindToolArgsDelta {
+				continue
+			}
+			if k, ok := owner[ev.Index]; ok && k != d.Index {
+				t.Fatalf("arguments at index %d went to call %d, which index %d fed", d.Index, ev.Index, k)
+			}
+			owner[ev.Index] = d.Index
+		}
+	}
 }
 
 // checkPositional assembles calls the way Moonshot streams parallel calls:

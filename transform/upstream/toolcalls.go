@@ -17,6 +17,13 @@ const (
 	// CodeToolNameChanged: a fragment with the call's own id named another
 	// function. The first name is kept.
 	CodeToolNameChanged = "tool_name_changed"
+	// CodeDuplicateToolCallID: a call came with the id of another call of
+	// the stream (LocalAI re-sends a call at another index with its id);
+	// Text is the id. The call is passed on without it, so that the
+	// router gives it one of its own: every protocol keys calls by id, and
+	// two calls with one id break the clients' bookkeeping (CONTRACT.md
+	// §7: renumbered ids are reported).
+	CodeDuplicateToolCallID = "duplicate_tool_call_id"
 )
 
 // ErrTooManyToolCalls is returned, wrapped with the limit, when a stream
@@ -42,7 +49,13 @@ var emptyArgs = []byte("{}")[:2:2]
 //
 // Fragments are matched to calls (CONTRACT.md §7):
 //
-//   - by index, when the fragment has one;
+//   - by index, when the fragment has one (PARSING.md §5.7: the index
+//     keys the call, as the OpenAI SDKs key it); an index no call has
+//     starts a new call, even with the id of a call at another index,
+//     which is a provider's mistake (LocalAI re-sends a call at another
+//     index with its id): gluing the fragment to that call would glue
+//     its arguments ("{…}{…}") and leave its continuation a call of its
+//     own;
 //   - else by id, when it has one that a call has; an id no call has
 //     starts the next call;
 //   - else, in a chunk whose tool_calls held several fragments
@@ -54,15 +67,17 @@ var emptyArgs = []byte("{}")[:2:2]
 // A call started without an index is keyed by its position when it came
 // in an array of several, else as the next call (0, 1, … since the last
 // Finish), so that a later chunk of positional fragments finds it; an
-// index sent later for it replaces that key. A fragment that names another
+// index sent later for it, with the call's id, replaces that key. A
+// fragment that names another
 // id, or (without the call's own id) another function, than the call it
 // points to starts a new call: some providers reuse index 0 for every
 // call. A call opens only once its name is known (OA09): the arguments
 // that came before are held and sent right after the start. Event Index
 // is the order in which calls start (0, 1, …), not the provider's index.
 // Ids are passed on, never made up: the router fills in a call without
-// one. A call's ID is the one it has when it starts; a late id still
-// matches fragments.
+// one, and a call whose id another call of the stream already has is
+// passed on without it (CodeDuplicateToolCallID). A call's ID is the one
+// it has when it starts; a late id still matches fragments.
 //
 // The zero value is ready to use. A ToolCalls serves one stream at a time
 // and is not safe for concurrent use.
@@ -96,6 +111,7 @@ type toolCall struct {
 	index    int // the event Index, -1 until started
 	entry    int // the call's position in ToolCalls.calls
 	done     bool
+	dupID    bool // its id was another call's: reported, not kept
 	// idStr and nameStr are converted once, at start, for the events.
 	idStr, nameStr string
 }
@@ -108,8 +124,17 @@ func (t *ToolCalls) Add(d ToolCallDelta, emit transform.Emit) error {
 	if err != nil {
 		return err
 	}
-	if len(c.id) == 0 && len(d.ID) > 0 {
-		c.id = append(c.id, d.ID...)
+	if len(c.id) == 0 && len(d.ID) > 0 && !c.dupID {
+		if t.idTaken(d.ID) {
+			c.dupID = true
+			index := c.index
+			if index < 0 {
+				index = len(t.order) // as tool_call_without_name: the next call's
+			}
+			emit(transform.Event{Kind: transform.KindViolation, Code: CodeDuplicateToolCallID, Index: index, Text: d.ID})
+		} else {
+			c.id = append(c.id, d.ID...)
+		}
 	}
 	if len(d.Name) > 0 {
 		if len(c.name) == 0 {
@@ -189,8 +214,15 @@ func (t *ToolCalls) lookup(d ToolCallDelta) (*toolCall, error) {
 	case d.HasIndex:
 		c = t.findKey(d.Index)
 		if c == nil && len(d.ID) > 0 {
-			if c = t.findID(d.ID); c != nil && c.implicit {
+			// Only a call that started without an index takes the index
+			// sent later for it; a call keyed by another index is
+			// another call.
+			switch c = t.findID(d.ID); {
+			case c == nil:
+			case c.implicit:
 				c.key, c.implicit = d.Index, false
+			default:
+				c = nil
 			}
 		}
 	case len(d.ID) > 0:
@@ -201,6 +233,11 @@ func (t *ToolCalls) lookup(d ToolCallDelta) (*toolCall, error) {
 		c = &t.calls[t.n-1]
 	}
 	if c != nil && !startsNew(c, d) {
+		if d.HasIndex {
+			// The provider's index now keys the call: an id sent with
+			// another index later is another call's.
+			c.implicit = false
+		}
 		return c, nil
 	}
 	return t.create(d)
@@ -232,6 +269,18 @@ func (t *ToolCalls) findKey(key int) *toolCall {
 
 func (t *ToolCalls) findID(id []byte) *toolCall {
 	return t.find(func(c *toolCall) bool { return bytes.Equal(c.id, id) })
+}
+
+// idTaken reports whether a call of the stream, open or finished, has id.
+// Ids are checked only when a call gets its first one, and the calls are
+// bounded by MaxCalls.
+func (t *ToolCalls) idTaken(id []byte) bool {
+	for e := range t.calls[:t.n] {
+		if bytes.Equal(t.calls[e].id, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // create appends a call for d, reusing the storage of an earlier stream.

@@ -143,6 +143,19 @@ func TestToolCalls(t *testing.T) {
 			want: `TC{0 a f} TA0"{}" TC}0 {} V(tool_call_without_name@0) TC{1  } TA1"{\"x\":1}" TC}1 {"x":1}`},
 		{name: "a fragment with nothing opens no call", deltas: []ToolCallDelta{{Index: 0, HasIndex: true, Type: []byte("function")}},
 			want: ``},
+		// Issue 9: the index keys the call (PARSING.md §5.7). A new index
+		// with the id of a call at another index is another call, passed
+		// on without the id, which would make two calls of one id.
+		{name: "a new index with another call's id: a new call without the id", deltas: []ToolCallDelta{td(0, "a", "f", `{`), td(1, "a", "g", `[`), td(1, "", "", `]`), td(0, "", "", `}`)},
+			want: `TC{0 a f} TA0"{" V(duplicate_tool_call_id@0:a) TC{1  g} TA1"[" TA1"]" TA0"}" TC}0 {} TC}1 []`},
+		// LocalAI re-sends a call at another index with its id: two calls,
+		// each with its own arguments, never one call with "{…}{…}".
+		{name: "LocalAI: a call re-sent at another index", deltas: []ToolCallDelta{td(1, "X", "bash", `{"s":1}`), td(0, "X", "bash", ``), td(0, "", "", `{"s":1}`)},
+			want: `TC{0 X bash} TA0"{\"s\":1}" V(duplicate_tool_call_id@0:X) TC{1  bash} TA1"{\"s\":1}" TC}0 {"s":1} TC}1 {"s":1}`},
+		// The id repeated in every fragment of the call (vLLM, DeepSeek) is
+		// reported once.
+		{name: "a duplicate id repeated in every fragment", deltas: []ToolCallDelta{td(0, "a", "f", `{}`), td(1, "a", "g", `[`), td(1, "a", "", `]`)},
+			want: `TC{0 a f} TA0"{}" V(duplicate_tool_call_id@0:a) TC{1  g} TA1"[" TA1"]" TC}0 {} TC}1 []`},
 		{name: "too many calls", maxCalls: 2, deltas: []ToolCallDelta{td(0, "a", "f", ``), td(1, "b", "f", ``), td(2, "c", "f", ``)},
 			want: `TC{0 a f} TC{1 b f}`, err: ErrTooManyToolCalls},
 	}
@@ -191,6 +204,15 @@ func TestToolCallsAcrossFinish(t *testing.T) {
 	evs = append(evs, more...)
 	if got, want := transformtest.Format(evs), `TC{0 a f} TA0"{}" TC}0 {} TC{1  g} TA1"[]" TC}1 []`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
+	}
+	// An id of the earlier round is still the other call's (issue 9).
+	tc.MaxCalls = 3
+	more, err = assemble(&tc, true, td(0, "a", "h", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := transformtest.Format(more), `V(duplicate_tool_call_id@0:a) TC{2  h} TA2"{}" TC}2 {}`; got != want {
+		t.Errorf("an id of the earlier round: got %s\nwant %s", got, want)
 	}
 	tc.Reset()
 	evs, err = assemble(&tc, true, td(0, "x", "h", ``), td(1, "y", "h", ``))

@@ -39,7 +39,9 @@ type upstream struct {
 	content [][]byte
 	// mix holds one byte per content delta, read modulo 8: 1 sends a
 	// native reasoning delta before it, 2 starts a tool call, 3 sends
-	// more of the latest call's arguments; others nothing.
+	// more of the latest call's arguments, 4 starts a call at a new index
+	// with the latest call's id (LocalAI re-sends calls so: issue 9);
+	// others nothing.
 	mix []byte
 	// cut ends the stream without a finish reason or [DONE], as an
 	// upstream that broke off.
@@ -72,6 +74,11 @@ func (u upstream) body() []byte {
 			case 3:
 				if calls > 0 {
 					chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":"%d}"}}]}`, calls-1, i), "")
+				}
+			case 4:
+				if calls > 0 {
+					chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":"call_up_%d","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}}]}`, calls, calls-1), "")
+					calls++
 				}
 			}
 		}
@@ -310,6 +317,7 @@ func TestWire(t *testing.T) {
 			deltas := cutEvery(b, 7)
 			checkAll(t, upstream{content: deltas}, transform.Limits{})
 			checkAll(t, upstream{content: deltas, mix: []byte{0, 1, 0, 2, 3, 0, 1}}, transform.Limits{})
+			checkAll(t, upstream{content: deltas, mix: []byte{2, 4, 3, 0, 4}}, transform.Limits{})
 			checkAll(t, upstream{content: deltas[:len(deltas)/2], cut: true}, transform.Limits{})
 			checkAll(t, upstream{content: deltas}, tight)
 		})
@@ -322,6 +330,7 @@ func FuzzWire(f *testing.F) {
 	for _, b := range replies(f) {
 		f.Add(b, []byte{7, 3, 20, 1, 9}, []byte{0})
 		f.Add(b, []byte{5, 5, 5, 5}, []byte{1, 0, 2, 3, 0x80})
+		f.Add(b, []byte{3, 9, 4, 2}, []byte{0x40, 2, 4, 3, 4, 3})
 	}
 	f.Fuzz(func(t *testing.T, data, cuts, mix []byte) {
 		u := upstream{content: transformtest.CutsFromBytes(data, cuts)}
