@@ -331,8 +331,33 @@ func failureCases() []failureCase {
 				t.Errorf("the reasoning or the long tag was lost: %q", res.all)
 			}
 		}},
+		// max_key and max_depth bound the reading of the model's JSON, not
+		// the stream (CONTRACT §7: only max_reply, max_sse_line and
+		// max_block end one): the reply from the key, or from the bracket
+		// one level too deep, is answer text, with a violation.
+		{name: "limit_max_depth", run: func(t *testing.T, ps protoSpec) {
+			jsonLimit(t, ps, `{"status":"answer_ready","message":"Done. ","extra":[[[1]]]}`, "max_depth 3", "Done. [1]]]}")
+		}},
+		{name: "limit_max_key", run: func(t *testing.T, ps protoSpec) {
+			jsonLimit(t, ps, `{"status":"answer_ready","message":"Done. ","a_key_longer_than_16":1}`, "max_key 16", `Done. "a_key_longer_than_16":1}`)
+		}},
 		{name: "heartbeat", only: streaming, run: heartbeats},
 	}
+}
+
+// jsonLimit streams a final_result reply that outgrows a JSON limit and
+// checks that the stream completes with answer, the model's text from where
+// the limit tripped (gymbro: the raw reply).
+func jsonLimit(t *testing.T, ps protoSpec, reply, limit, answer string) {
+	t.Helper()
+	u := newScriptedUpstream(t, stallAfter(roleChunk, content(reply[:30]), content(reply[30:]), finishChunks))
+	res := exchange(t, ps, u.hostPort(), "", "h1", "format final_result", limit)
+	wantEnd(t, ps, res, http.StatusOK, "completed", "", "")
+	wantRecorded(t, res, "completed")
+	if ps.protocol == "gymbro" {
+		answer = reply
+	}
+	wantAnswer(t, res, answer)
 }
 
 // tooLargeCode is the 413's code: skillpet's error codes are upper-case
