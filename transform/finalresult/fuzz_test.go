@@ -2,8 +2,10 @@ package finalresult
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/transformtest"
@@ -35,4 +37,48 @@ func checkProse(t *testing.T, whole []transform.Event) {
 			t.Fatalf("a reply without an object answered %q, want its text %q", got, want)
 		}
 	}
+}
+
+// FuzzMessageValue checks CONTRACT.md §7 for a message that is any JSON
+// value, cut anywhere, as FuzzJSONLTextValue does for jsonl: a string is
+// the answer, decoded as encoding/json decodes it; null is no answer; any
+// other value is reported as wrong_type and its JSON text, byte for byte,
+// is the answer.
+func FuzzMessageValue(f *testing.F) {
+	for _, v := range []string{`"a\nb"`, `42`, `-0.5e+7`, `false`, `null`, ` [1, "x", {"y": null}] `,
+		`{"k":"\u4f60\ud83d\ude00"}`, `"\ud83d"`, `[]`, `{}`, `""`} {
+		f.Add([]byte(v), []byte{5, 9, 1})
+	}
+	newParser := func() transform.Parser { return New(transform.ParserOptions{}) }
+	f.Fuzz(func(t *testing.T, value, cuts []byte) {
+		// encoding/json replaces invalid UTF-8, which the parser keeps.
+		if !json.Valid(value) || !utf8.Valid(value) {
+			return
+		}
+		input := []byte(`{"status":"answer_ready","message":` + string(value) + `}`)
+		whole, err := transformtest.CheckCuts(newParser, input, cuts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, wrongType := transformtest.Answer(whole), 0
+		for _, ev := range whole {
+			if ev.Kind == transform.KindViolation && ev.Code == CodeWrongType {
+				wrongType++
+			}
+		}
+		var s string
+		trimmed := bytes.Trim(value, " \t\r\n")
+		switch {
+		case json.Unmarshal(value, &s) == nil:
+			if string(answer) != s || wrongType != 0 {
+				t.Fatalf("string %s: answer %q, want %q; %d wrong_type", value, answer, s, wrongType)
+			}
+		case string(trimmed) == "null":
+			if len(answer) != 0 || wrongType != 0 {
+				t.Fatalf("null: answer %q; %d wrong_type", answer, wrongType)
+			}
+		case !bytes.Equal(answer, trimmed) || wrongType != 1:
+			t.Fatalf("value %s: answer %q, want its JSON text; %d wrong_type, want 1", value, answer, wrongType)
+		}
+	})
 }
