@@ -10,4 +10,11 @@
 // tool call's arguments pass through byte for byte (JO17). The object is
 // validated when it ends (specs/003 验证规则), and a reply that gives the
 // user nothing gets the spec's safe fallback answer (specs/003 错误处理标准).
+//
+// Nothing the model wrote vanishes (CONTRACT.md §7): prose before or after
+// the object, a reply that is no object, and the rest of a reply whose
+// object broke or outgrew max_key or max_depth are answer text, and so is
+// the JSON text of a tool call that is no call (no usable name, beyond
+// max_tool_calls) and of a user-visible field of the wrong type. The
+// fallback comes only when none of it answered.
 package aiplan

@@ -13,5 +13,8 @@
 //
 // A reply that is not a JSON object at all (the model wrote prose) becomes
 // the answer as it is: unlike aiplan, final_result has no fallback text,
-// and the model's prose is a better answer than none.
+// and the model's prose is a better answer than none. So do text after the
+// object and the rest of a reply whose object broke or outgrew max_key or
+// max_depth, and a user-visible field of the wrong type arrives as its
+// JSON text (CONTRACT.md §7: nothing the model wrote vanishes).
 package finalresult
