@@ -239,7 +239,7 @@ func (t *Parser) pass(held []byte, start int64) {
 // repeated as the answer through the format parser.
 func (t *Parser) reasoningEnd() {
 	if t.closing > 0 {
-		if !t.opened && !t.begin(t.off - int64(t.closing)) {
+		if !t.opened && !t.begin(t.off-int64(t.closing)) {
 			t.pass(closeTagBytes[:t.closing], t.off-int64(t.closing))
 			return
 		}
