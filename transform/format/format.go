@@ -14,6 +14,7 @@ import (
 	"github.com/llmstream/llmstream/transform/aiplan"
 	"github.com/llmstream/llmstream/transform/finalresult"
 	"github.com/llmstream/llmstream/transform/jsonl"
+	"github.com/llmstream/llmstream/transform/texttools"
 	"github.com/llmstream/llmstream/transform/thinkingml"
 )
 
@@ -64,8 +65,18 @@ var formats = []*Format{
 		DetectKeys: []string{"thought", "response_mode", "direct_response", "tool_calls"}},
 	{Name: FinalResult, New: func(o transform.ParserOptions) transform.Parser { return finalresult.New(o) },
 		DetectKeys: []string{"status", "message", "clarify", "artifacts"}},
-	{Name: Text, New: func(transform.ParserOptions) transform.Parser { return NewText() }},
+	{Name: Text, New: newTextFormat},
 	{Name: Auto, New: func(o transform.ParserOptions) transform.Parser { return NewAuto(o) }, Detects: true},
+}
+
+// newTextFormat returns the text parser: with tool calls written as text when
+// the options name a text_tools convention (CONTRACT.md §8), plain
+// otherwise.
+func newTextFormat(o transform.ParserOptions) transform.Parser {
+	if conv, ok := texttools.Lookup(o.TextTools); ok {
+		return texttools.New(conv, o)
+	}
+	return NewText()
 }
 
 // Formats returns the format table's rows, in order. The rows are shared
