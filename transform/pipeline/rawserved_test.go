@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/format"
+)
+
+// modelChunk is an SSE chunk delta (the JSON of choices[0].delta) from an
+// upstream that reports model.
+func modelChunk(model, delta string) string {
+	return `{"choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}],"model":"` + model + `"}`
+}
+
+// TestRawServed covers models served raw (CONTRACT.md §8): the reasoning
+// and the tool calls they write in their content, through the whole
+// router, cut at every byte.
+func TestRawServed(t *testing.T) {
+	const sseType = "text/event-stream"
+	prefilled := transform.ParserOptions{ThinkTags: transform.ThinkTagsPrefilled}
+	hermes := transform.ParserOptions{TextTools: "hermes"}
+	off := transform.ParserOptions{ThinkTags: transform.ThinkTagsOff}
+	cases := []struct {
+		name string
+		cfg  Config
+		body string
+		want string
+	}{
+		{"an R1 distill under auto, known by its name", Config{Format: format.Auto},
+			sseBody(modelChunk("DeepSeek-R1-Distill-Qwen-7B", `{"content":"reasoning here</th"}`),
+				modelChunk("DeepSeek-R1-Distill-Qwen-7B", `{"content":"ink>\n\nThe answer."}`), "finish:stop"),
+			`R{ R"reasoning here" R} F{ F"The answer." F} FIN(stop)`},
+		{"the same reply from another model under auto is text", Config{Format: format.Auto},
+			sseBody(`{"content":"reasoning here</think>\n\nThe answer."}`, "finish:stop"),
+			`F{ F"reasoning here</think>\n\nThe answer." F} FIN(stop)`},
+		{"prefilled, format text", Config{Format: format.Text, Parser: prefilled},
+			sseBody(`{"content":"reasoning here</think>\n\nThe answer."}`, "finish:stop"),
+			`R{ R"reasoning here" R} F{ F"The answer." F} FIN(stop)`},
+		{"prefilled, format thinkingml (TM08)", Config{Format: format.ThinkingML, Parser: prefilled},
+			sseBody(`{"content":"reasoning here</think>\n\n<final>The answer.</final>"}`, "finish:stop"),
+			`R{ R"reasoning here" R} V(missing_thinking@24) V(missing_phase@24) F{ F"The answer." V(missing_serp_queries@42) F} FIN(stop)`},
+		{"auto detects what follows the reasoning", Config{Format: format.Auto},
+			sseBody(`{"content":"<think>plan</think>\n\n{\"status\":\"answer_ready\",\"message\":\"Hi\"}"}`, "finish:stop"),
+			`R{ R"plan" R} F{ F"Hi" F} FIN(stop)`},
+		{"prefilled, never closed", Config{Format: format.Text, Parser: prefilled},
+			sseBody(`{"content":"Paris is the capital."}`, "finish:stop"),
+			`R{ R"Paris is the capital." R} V(think_unclosed@21:the reply never closed its reasoning with </think>: it is repeated as the answer) F{ F"Paris is the capital." F} FIN(stop)`},
+		{"prefilled, with native reasoning first", Config{Format: format.Text, Parser: prefilled},
+			sseBody(`{"reasoning_content":"r"}`, `{"content":"The answer."}`, "finish:stop"),
+			`R{ R"r" R} F{ F"The answer." F} FIN(stop)`},
+		{"off leaves the tags", Config{Format: format.Text, Parser: off},
+			sseBody(`{"content":"<think>x</think>y"}`, "finish:stop"),
+			`F{ F"<think>x</think>y" F} FIN(stop)`},
+		{"hermes tool call", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"content":"<tool_call>\n{\"name\": \"get_weather\", "}`, `{"content":"\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}`, "finish:stop"),
+			`TC{0 call_m1_0 get_weather} TA0"{\"city\": \"Paris\"}" TC}0 {"city": "Paris"} FIN(tool_calls)`},
+		{"hermes under auto, after reasoning", Config{Format: format.Auto, Parser: hermes},
+			sseBody(modelChunk("Qwen/Qwen3-30B-A3B-Thinking-2507", `{"content":"I should call it.</think>\n\n<tool_call>{\"name\":\"f\",\"arguments\":\"{}\"}</tool_call>"}`), "finish:stop"),
+			`R{ R"I should call it." R} TC{0 call_m1_0 f} TA0"{}" TC}0 {} FIN(tool_calls)`},
+		{"hermes and native calls share one index space", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"tool_calls":[{"index":0,"id":"n1","type":"function","function":{"name":"native","arguments":"{}"}}]}`,
+				`{"content":"ok <tool_call>{\"name\":\"g\"}</tool_call>"}`, "finish:tool_calls"),
+			`TC{0 n1 native} TA0"{}" F{ F"ok" TC{1 call_m1_1 g} TC}1 {} TC}0 {} F} FIN(tool_calls)`},
+		{"a broken block is text", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"content":"<tool_call>get_weather(Paris)</tool_call>"}`, "finish:stop"),
+			`V(bad_tool_call@0:the tool call block is not one JSON object: expected_object) F{ F"<tool_call>get_weather(Paris)</tool_call>" F} FIN(stop)`},
+		{"length cuts a block", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"content":"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\""}`, "finish:length"),
+			`TC{0 call_m1_0 f} TA0"{\"a\"" V(unterminated_tool_call@0:the reply ended inside the tool call block) TC}0 {"a" F{ F"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\"" F} FIN(length)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runConfig(t, tc.cfg, sseType, tc.body)
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			body := []byte(tc.body)
+			for i := 1; i < len(body); i++ {
+				if cut := runConfig(t, tc.cfg, sseType, string(body[:i]), string(body[i:])); cut != got {
+					t.Fatalf("cut at %d:\n got %s\nwant %s", i, cut, got)
+				}
+			}
+		})
+	}
+}
+
+// TestRawServedSummary: the summary names the format auto found after the
+// reasoning.
+func TestRawServedSummary(t *testing.T) {
+	p, _ := New(Config{Format: format.Auto})
+	p.Reset(&recorder{}, transform.Meta{MessageID: "m1"})
+	p.Start(nil, "text/event-stream", "")
+	p.Feed(nil, []byte(sseBody(`{"content":"<think>r</think>"}`, `{"content":"<final>a</final>"}`, "finish:stop")))
+	p.Close(nil)
+	if got := p.Summary().Format; got != string(format.ThinkingML) {
+		t.Errorf("summary format %q", got)
+	}
+}
