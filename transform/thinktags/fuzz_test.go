@@ -152,4 +152,3 @@ func noBlanks(b []byte) []byte {
 	}
 	return out
 }
-
