@@ -108,15 +108,14 @@ func (t *Parser) trail(p []byte, i int, base int64) int {
 			}
 			if c != t.close[t.np] {
 				// Not the closing marker: the block is text, and the held
-				// bytes are scanned as text again (they may open a block).
-				var buf [maxMarker]byte
-				held := buf[:copy(buf[:], t.pend[:t.np])]
+				// bytes (the marker's first np) are scanned as text again:
+				// they may open a block.
+				held := t.close[:t.np]
 				t.np = 0
 				t.breakBlock(CodeBadToolCall, "text follows the tool call object")
 				t.scan(held, t.pendOff, false)
 				return i
 			}
-			t.pend[t.np] = c
 			t.np++
 			i++
 			if t.np == len(t.close) {
@@ -188,7 +187,12 @@ func (t *Parser) startCall() {
 	c.started = true
 	c.index = t.calls
 	t.calls++
-	c.nameStr = string(c.name)
+	// Calls repeat their names: the last one is kept, so that a stream of
+	// calls to one tool allocates its name once.
+	if string(c.name) != t.lastName {
+		t.lastName = string(c.name)
+	}
+	c.nameStr = t.lastName
 	t.emit(transform.Event{Kind: transform.KindToolCallStart, Index: c.index, Name: c.nameStr})
 	t.sendArgs()
 }

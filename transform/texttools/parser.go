@@ -50,9 +50,9 @@ type Parser struct {
 	off int64 // reply offset of the next Feed's first byte
 	raw parsekit.RawEcho
 
-	// pend holds a marker candidate (the opening marker in stText, the
-	// closing one in stTrail), which starts at reply offset pendOff.
-	pend    [maxMarker]byte
+	// np counts the bytes of a marker candidate matched (the opening
+	// marker in stText, the closing one in stTrail), which starts at reply
+	// offset pendOff.
 	np      int
 	pendOff int64
 
@@ -66,7 +66,8 @@ type Parser struct {
 	block    []byte // verbatim, from its opening marker
 	blockOff int64
 	call     call
-	calls    int // calls started
+	calls    int    // calls started
+	lastName string // the name of the last call, reused when the next has it
 	broke    jsonstream.Token
 	broken   bool // the tokenizer found the object broken
 	// limit is the code of a limit the tokenizer reported, limitMsg its
@@ -93,7 +94,8 @@ func (t *Parser) Reset() {
 	*t = Parser{
 		conv: t.conv, open: t.open, close: t.close, lim: t.lim, tok: t.tok,
 		blanks: t.blanks[:0], block: t.block[:0],
-		call: call{name: t.call.name[:0], args: t.call.args[:0]},
+		call:     call{name: t.call.name[:0], args: t.call.args[:0]},
+		lastName: t.lastName,
 	}
 }
 
@@ -154,14 +156,14 @@ func (t *Parser) scan(p []byte, base int64, end bool) {
 func (t *Parser) openStep(p []byte, i int, base int64) int {
 	for i < len(p) && t.np < len(t.open) {
 		if p[i] != t.open[t.np] {
-			var buf [maxMarker]byte
-			held := buf[:copy(buf[:], t.pend[:t.np])]
+			// The held bytes are the marker's first np bytes: they are
+			// read from the marker itself, which nothing overwrites.
+			held := t.open[:t.np]
 			t.np = 0
 			t.text(held[:1])
 			t.scan(held[1:], t.pendOff+1, false)
 			return i
 		}
-		t.pend[t.np] = p[i]
 		t.np++
 		i++
 	}
@@ -244,7 +246,7 @@ func (t *Parser) Close(emit transform.Emit) {
 		t.endBlock()
 	}
 	if t.st == stText && t.np > 0 {
-		t.text(t.pend[:t.np])
+		t.text(t.open[:t.np])
 		t.np = 0
 	}
 	if t.carry.Pending() {

@@ -83,8 +83,9 @@ func (t *Parser) tagDone(start int64) {
 // noTag decides a lead, held from reply offset start, that holds no
 // complete tag: reasoning if the reply is prefilled, else the format's.
 func (t *Parser) noTag(start int64) {
-	var buf [maxHeld]byte
-	held := buf[:copy(buf[:], t.held[:t.n])]
+	// The reasoning scan reads the held bytes from a copy: it may hold
+	// bytes of its own.
+	held := t.replay[:copy(t.replay[:], t.held[:t.n])]
 	t.n = 0
 	if t.prefilled && !t.native {
 		t.st = stReason

@@ -96,8 +96,9 @@ type Parser struct {
 
 	// The lead: blanks, then the bytes of a leading tag.
 	held   [maxHeld]byte
-	n      int // bytes held
-	tag    int // bytes of the tag matched, at the end of held
+	replay [maxHeld]byte // the held bytes, as the reasoning reads them
+	n      int           // bytes held
+	tag    int           // bytes of the tag matched, at the end of held
 	closer bool
 	native bool // native reasoning was seen
 	echo   bool // native reasoning arrived while a leading <think> was held
