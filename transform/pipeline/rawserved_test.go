@@ -7,6 +7,23 @@ import (
 	"github.com/llmstream/llmstream/transform/format"
 )
 
+// runConfigBytes streams body chunks through a pipeline for cfg.
+func runConfigBytes(t *testing.T, cfg Config, chunks [][]byte) *recorder {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	p.Reset(rec, transform.Meta{MessageID: "m1"})
+	p.Start(nil, "text/event-stream", "up-1")
+	for _, c := range chunks {
+		p.Feed(nil, c)
+	}
+	p.Close(nil)
+	return rec
+}
+
 // modelChunk is an SSE chunk delta (the JSON of choices[0].delta) from an
 // upstream that reports model.
 func modelChunk(model, delta string) string {
