@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
@@ -112,5 +113,48 @@ func TestRawServedSummary(t *testing.T) {
 	p.Close(nil)
 	if got := p.Summary().Format; got != string(format.ThinkingML) {
 		t.Errorf("summary format %q", got)
+	}
+}
+
+// TestRawServedEveryProtocol: a Hermes call and R1 reasoning in the wire
+// format of every protocol (CONTRACT.md §8: "in every protocol"), each in
+// the place that protocol has for them.
+func TestRawServedEveryProtocol(t *testing.T) {
+	body := sseBody(modelChunk("deepseek-r1", `{"content":"think first</think>\n\nSure. <tool_call>{\"name\": \"ask_user\", \"arguments\": {\"questions\": [{\"id\": \"q1\", \"prompt\": \"Which city?\", \"options\": [\"Paris\", \"Rome\"]}]}}</tool_call>"}`), "finish:stop")
+	// What each protocol must carry: the reasoning where it has a place
+	// for it, the answer, and the call in its own shape.
+	want := map[string][]string{
+		"gymbro":   {`"delta":"think first"`, `"delta":"</think>"`, `<tool_call>{\"name\": \"ask_user\"`, `"finish_reason":"tool_calls"`},
+		"jsonseq":  {`event: final_delta`, `"text":"Sure."`, `event: tool_call`, `"name":"ask_user"`, `"finish_reason":"tool_calls"`},
+		"skillpet": {`event: thinking`, `"content":"think first"`, `event: token`, `"content":"Sure."`, `event: ask_user`, `"prompt":"Which city?"`},
+		"aisdk":    {`"type":"reasoning-delta"`, `"delta":"think first"`, `"type":"text-delta"`, `"type":"tool-input-available"`, `"toolName":"ask_user"`, `"finishReason":"tool-calls"`},
+		"openai":   {`"reasoning_content":"think first"`, `"content":"Sure."`, `"tool_calls":[{"index":0,"id":"call_m1_0"`, `"name":"ask_user"`, `"finish_reason":"tool_calls"`},
+	}
+	for _, row := range Protocols() {
+		t.Run(row.Name, func(t *testing.T) {
+			p, err := New(Config{Format: format.Auto, Parser: transform.ParserOptions{TextTools: "hermes"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := transform.Meta{MessageID: "m1", RequestID: "r1", Stream: true}
+			p.Reset(row.NewEncoder(meta), meta)
+			out := p.Begin(nil)
+			out = p.Start(out, "text/event-stream", "")
+			out = p.Feed(out, []byte(body))
+			out = p.Close(out)
+			wire := string(out)
+			checks, ok := want[row.Name]
+			if !ok {
+				t.Skipf("no expectation for protocol %s", row.Name)
+			}
+			for _, w := range checks {
+				if !strings.Contains(wire, w) {
+					t.Errorf("%s lacks %s:\n%s", row.Name, w, wire)
+				}
+			}
+			if row.Name != "gymbro" && strings.Contains(wire, "tool_call>") {
+				t.Errorf("%s shows the <tool_call> markup:\n%s", row.Name, wire)
+			}
+		})
 	}
 }
