@@ -43,6 +43,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		endpoint_id        <int>
 //		reasoning_title    <text>
 //		fallback_text      <text>
+//		think_tags         auto | prefilled | off
+//		text_tools         off | hermes
 //		max_sse_line       <size>
 //		max_reply          <size>
 //		max_tag            <size>
@@ -113,6 +115,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.One(d, &r.ReasoningTitle)
 		case "fallback_text":
 			err = cfargs.One(d, &r.FallbackText)
+		case "think_tags":
+			err = cfargs.One(d, &r.ThinkTags)
+		case "text_tools":
+			err = cfargs.One(d, &r.TextTools)
 		case "max_sse_line":
 			err = cfargs.SizeInt(d, &r.Limits.MaxSSELineBytes)
 		case "max_reply":

@@ -36,6 +36,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		"unreadable tools":       {"llm_stream {\n\tprotocol gymbro\n\ttools testdata/bad_tools.json\n}", "tools: testdata/bad_tools.json"},
 		"undefined tool_choice":  {"llm_stream {\n\tprotocol gymbro\n\ttool ask_user\n\ttool_choice search\n}", `tool_choice: "search"`},
 		"skillpet without model": {"llm_stream {\n\tprotocol skillpet\n\trequest_format skillpet\n}", "model"},
+		"unknown think_tags":     {"llm_stream {\n\tprotocol openai\n\tthink_tags always\n}", `think_tags: unknown setting "always" (want auto, prefilled or off)`},
+		"unknown text_tools":     {"llm_stream {\n\tprotocol openai\n\ttext_tools mistral\n}", `text_tools: unknown convention "mistral" (want off or hermes)`},
+		"think_tags twice":       {"llm_stream {\n\tthink_tags off\n\tthink_tags auto\n}", "think_tags: specified more than once"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -72,6 +75,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		endpoint_id 7
 		reasoning_title "Deep thought"
 		fallback_text "try again"
+		think_tags prefilled
+		text_tools hermes
 		max_sse_line 2KiB
 		max_reply 1MB
 		max_tag 100
@@ -105,6 +110,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{"endpoint_id", r.EndpointID, 7},
 		{"reasoning_title", r.ReasoningTitle, "Deep thought"},
 		{"fallback_text", r.FallbackText, "try again"},
+		{"think_tags", r.ThinkTags, "prefilled"},
+		{"text_tools", r.TextTools, "hermes"},
 		{"max_sse_line", r.Limits.MaxSSELineBytes, 2048},
 		{"max_reply", r.Limits.MaxReplyBytes, int64(1000000)},
 		{"max_tag", r.Limits.MaxTagBytes, 100},

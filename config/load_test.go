@@ -116,6 +116,8 @@ func TestLoadErrors(t *testing.T) {
 		{"protocol_missing", Route{}, "protocol", "protocol is required (want " + list(protocols) + ")"},
 		{"protocol_unknown", Route{Protocol: "gymbo"}, "protocol", `protocol: unknown protocol "gymbo" (want ` + list(protocols) + ")"},
 		{"format_unknown", Route{Protocol: "openai", Format: "xml"}, "format", `format: unknown format "xml" (want ` + list(formats) + ")"},
+		{"think_tags_unknown", Route{Protocol: "openai", ThinkTags: "on"}, "think_tags", `think_tags: unknown setting "on" (want auto, prefilled or off)`},
+		{"text_tools_unknown", Route{Protocol: "openai", TextTools: "qwen"}, "text_tools", `text_tools: unknown convention "qwen" (want ` + list(textTools) + ")"},
 		{"request_format_unknown", Route{Protocol: "openai", RequestFormat: "xml"}, "request_format", `request_format: unknown request format "xml" (want ` + list(requestFormats) + ")"},
 		{"mode_unknown", Route{Protocol: "openai", SystemPromptMode: "insert"}, "system_prompt_mode", `system_prompt_mode: unknown mode "insert" (want prepend, append or replace)`},
 		{"skillpet_requires_model", Route{Protocol: "skillpet", RequestFormat: "skillpet"}, "model", "request_format skillpet requires model"},

@@ -11,7 +11,6 @@ import (
 // TestPolicies covers the package policies that no TM case names.
 func TestPolicies(t *testing.T) {
 	tight := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 16, MaxTagBytes: 20}}
-	prompt := transform.ParserOptions{ThinkOpenInPrompt: true}
 	tests := []struct {
 		name  string
 		opts  transform.ParserOptions
@@ -39,9 +38,6 @@ func TestPolicies(t *testing.T) {
 			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"        >" P1} TH} V(missing_phase@51) V(missing_final@51)`},
 		{"tag_too_long_then_phase", tight, `<thinking><phase id="1" title="a long one"><phase id="2"><title>B</title>b</phase></thinking>`,
 			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\" title=\"a long one\">" P1} P{2 "B"} P2"b" P2} TH} V(missing_final@93)`},
-		{"prompt_marker", prompt, " <<ParsingError>>\n", `E(model_parsing_error)`},
-		{"prompt_space", prompt, "\n reasoning</think>",
-			`R{ R"\n reasoning" R} V(missing_thinking@19) V(missing_phase@19) V(missing_final@19)`},
 		{"marker_prefix", transform.ParserOptions{}, "<<Pars",
 			`V(unexpected_text@0) F{ F"<<Pars" F} V(missing_thinking@6) V(missing_phase@6) V(missing_final@6)`},
 		{"empty", transform.ParserOptions{}, "", `V(missing_thinking@0) V(missing_phase@0) V(missing_final@0)`},
