@@ -122,6 +122,8 @@ export const MOCKS = {
     // Phase ids 1, 3 and no serp_queries block: the structure is broken,
     // the text still arrives.
     violations: ['phase_order', 'missing_serp_queries'],
+    // jsonseq numbers phases 1, 2 on the wire (specs/001 §2) and says so.
+    jsonseqViolations: ['phase_order', 'phase_renumbered', 'missing_serp_queries'],
     finish: 'stop',
   },
   jsonl: {
