@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,14 +46,6 @@ type providerWant struct {
 	} `json:"error"`
 }
 
-// knownModelBug lists the fixtures whose model llmstream reports wrong (the
-// Go twin of KNOWN_BUGS in test/providers.mjs): Azure's first chunk, a
-// prompt_filter_results chunk without choices, has "model": "", and the
-// pipeline takes the model from the first chunk, so the route's model is
-// reported instead of the upstream's. TestProviderModelKnownBug runs that
-// check alone.
-var knownModelBug = map[string]bool{"azure_content_filter": true}
-
 // loadProviders reads expected.json: the fixture names, sorted, and what
 // each must give.
 func loadProviders(t *testing.T) ([]string, map[string]providerWant) {
@@ -66,10 +57,6 @@ func loadProviders(t *testing.T) ([]string, map[string]providerWant) {
 	}
 	return slices.Sorted(maps.Keys(m)), m
 }
-
-// runKnownBugs says whether to run the checks of known llmstream bugs
-// (LLMSTREAM_E2E_KNOWN_BUGS=1), which are skipped otherwise.
-func runKnownBugs() bool { return os.Getenv("LLMSTREAM_E2E_KNOWN_BUGS") == "1" }
 
 // providerClient talks to the openai route in front of a provider fixture.
 func providerClient(name string, chunk int) openai.Client {
@@ -154,7 +141,7 @@ func TestProvidersNewStreaming(t *testing.T) {
 				if want.Error == nil {
 					checkProviderUsage(t, acc.Usage, want.Usage)
 				}
-				if !knownModelBug[name] && acc.Model != want.Model {
+				if acc.Model != want.Model {
 					t.Errorf("model %q, want the provider's %q", acc.Model, want.Model)
 				}
 			})
@@ -203,32 +190,10 @@ func TestProvidersNew(t *testing.T) {
 					t.Errorf("finish_reason %q, want %q", f, *want.Finish)
 				}
 				checkProviderUsage(t, completion.Usage, want.Usage)
-				if !knownModelBug[name] && completion.Model != want.Model {
+				if completion.Model != want.Model {
 					t.Errorf("model %q, want the provider's %q", completion.Model, want.Model)
 				}
 			})
 		}
-	}
-}
-
-// TestProviderModelKnownBug is the model check knownModelBug leaves out of
-// the cases above. It is skipped, saying why, until llmstream is fixed;
-// LLMSTREAM_E2E_KNOWN_BUGS=1 runs it.
-func TestProviderModelKnownBug(t *testing.T) {
-	_, wants := loadProviders(t)
-	for name := range knownModelBug {
-		t.Run(name, func(t *testing.T) {
-			if !runKnownBugs() {
-				t.Skip("TODO(llmstream): the upstream's model is taken from Azure's prompt_filter_results chunk, whose model is empty (transform/pipeline route)")
-			}
-			c := providerClient(name, 13)
-			completion, err := c.Chat.Completions.New(context.Background(), params())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if completion.Model != wants[name].Model {
-				t.Errorf("model %q, want the provider's %q", completion.Model, wants[name].Model)
-			}
-		})
 	}
 }

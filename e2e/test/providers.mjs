@@ -46,25 +46,12 @@ export const PROVIDER_NAMES = Object.keys(PROVIDERS);
  * KNOWN_BUGS are llmstream bugs these fixtures expose, by fixture and by
  * the check they break: the tests leave that one check out of the regular
  * cases and run it as a `todo` test (test/providers.test.mjs), so that the
- * rest still runs and the bug stays in sight until it is fixed.
+ * rest still runs and the bug stays in sight until it is fixed. None is
+ * open: the two these tests found (Azure's model taken from its
+ * prompt_filter_results chunk, interleaved parallel tool calls misleading
+ * the .stream() helper) are fixed, and their checks run with the rest.
  */
-export const KNOWN_BUGS = {
-  azure_content_filter: {
-    // transform/pipeline route(): the first upstream chunk fixes the
-    // model, and Azure's first chunk (prompt_filter_results, no choices)
-    // has "model": "", so every protocol reports the route's model instead
-    // of the upstream's (gymbro's resolved_model too).
-    model: "the upstream's model is taken from Azure's prompt_filter_results chunk, whose model is empty",
-  },
-  moonshot_parallel_tools: {
-    // The openai protocol passes the provider's interleaved parallel
-    // tool-call fragments through (call 0, call 1, arguments of 0, of 1…);
-    // the openai SDK's .stream() helper then fires
-    // tool_calls.function.arguments.done at every switch of index, with
-    // the arguments so far (six times for two calls, the first with "").
-    helperDone: 'interleaved parallel tool calls make the .stream() helper report calls done with partial arguments',
-  },
-};
+export const KNOWN_BUGS = {};
 
 /** known says whether a check of a fixture is a known llmstream bug. */
 export const known = (name, check) => Boolean(KNOWN_BUGS[name]?.[check]);

@@ -50,6 +50,8 @@ type Encoder struct {
 	toolStates []uint8
 	// toolCalls is set once a tool call was sent.
 	toolCalls bool
+	// serial streams the tool calls one after another.
+	serial serialCalls
 	// usage is the upstream's usage object, compacted; nil when none came.
 	usage []byte
 	// whole holds what a non-streamed completion accumulates.
@@ -69,7 +71,7 @@ func New(meta transform.Meta) *Encoder {
 		}
 	}
 	req, _ := meta.Request.(Request)
-	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK}
+	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
 }
 
 // ContentType returns the response Content-Type: text/event-stream when
@@ -115,16 +117,24 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendReasoning(dst, "", ev.Text, "")
 	case transform.KindAnswerDelta:
 		dst = e.appendContent(dst, ev.Text)
-	case transform.KindToolCallStart:
-		dst = e.appendToolCallStart(dst, ev)
-	case transform.KindToolArgsDelta:
-		dst = e.appendToolArgsDelta(dst, ev)
-	case transform.KindToolCallEnd:
-		dst = e.appendToolCallEnd(dst, ev)
+	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		if e.meta.Stream {
+			dst = e.toolEvent(dst, ev)
+			break
+		}
+		switch ev.Kind {
+		case transform.KindToolCallStart:
+			dst = e.appendToolCallStart(dst, ev)
+		case transform.KindToolArgsDelta:
+			dst = e.appendToolArgsDelta(dst, ev)
+		default:
+			dst = e.appendToolCallEnd(dst, ev)
+		}
 	case transform.KindUsage:
 		e.noteUsage(ev.Text)
 	case transform.KindFinish:
 		e.done = true
+		dst = e.releaseCalls(dst, true)
 		reason := finishReason(ev.Code, e.toolCalls)
 		if e.meta.Stream {
 			dst = e.appendFinishChunks(dst, reason)
@@ -133,6 +143,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		}
 	case transform.KindError:
 		e.done = true
+		dst = e.releaseCalls(dst, true)
 		if !e.meta.Stream {
 			e.status = http.StatusBadGateway
 			if ev.Code == transform.CodeUpstreamTimeout {

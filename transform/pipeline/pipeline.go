@@ -378,6 +378,12 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		return
 	}
 	if !p.routed {
+		if !carries(c) {
+			// Azure opens with a chunk of prompt_filter_results, no
+			// choices and an empty model: routing on it would report no
+			// model, and it says nothing else.
+			return
+		}
 		p.routed = true
 		p.sum.Model = string(c.Model)
 		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
@@ -436,6 +442,13 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		}
 		p.tools.Finish(p.emitNative)
 	}
+}
+
+// carries reports whether a chunk says anything: a model, text, tool
+// calls, a finish reason, usage, or something to report.
+func carries(c *upstream.Chunk) bool {
+	return len(c.Model) > 0 || len(c.Reasoning) > 0 || len(c.Content) > 0 || len(c.ToolCalls) > 0 ||
+		len(c.FinishReason) > 0 || len(c.Usage) > 0 || len(c.Violations) > 0 || c.StrayChoice != nil
 }
 
 // reasoning routes native reasoning text: into the parser's open reasoning

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -330,5 +331,31 @@ func TestSteadyStateAllocs(t *testing.T) {
 	buf := make([]byte, 0, 4096)
 	if n := testing.AllocsPerRun(200, func() { _ = p.Feed(buf[:0], chunk) }); n != 0 {
 		t.Errorf("%.1f allocations per chunk, want 0", n)
+	}
+}
+
+// TestRoutedModel checks that the model the stream reports is the
+// upstream's: a first chunk that says nothing (Azure's
+// prompt_filter_results, with an empty model and no choices) does not
+// route the stream, the next chunk does.
+func TestRoutedModel(t *testing.T) {
+	body, err := os.ReadFile("../upstream/testdata/azure_content_filter.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{Format: format.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	p.Reset(rec, transform.Meta{MessageID: "m1", Model: "client-model"})
+	p.Start(nil, "text/event-stream", "")
+	p.Feed(nil, body)
+	p.Close(nil)
+	if got := p.Summary().Model; got != "gpt-4o-2024-11-20" {
+		t.Errorf("routed model %q, want gpt-4o-2024-11-20", got)
+	}
+	if n := strings.Count(rec.notation(), "RT"); n > 1 {
+		t.Errorf("routed %d times: %s", n, rec.notation())
 	}
 }
