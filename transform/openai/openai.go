@@ -19,13 +19,10 @@ import (
 	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
-// The response Content-Types: a streamed completion is SSE (ContentType,
-// the protocol's usual one), a whole one JSON (ContentTypeJSON);
-// Encoder.ContentType says which one a stream uses.
-const (
-	ContentType     = "text/event-stream"
-	ContentTypeJSON = "application/json"
-)
+// ContentType is the Content-Type of a streamed completion; a whole one
+// (a client that asked for no stream) is application/json, which the HTTP
+// layer sets for every one-body response.
+const ContentType = "text/event-stream"
 
 // ErrorType is the error.type of the error objects this encoder writes.
 const ErrorType = "upstream_error"
@@ -72,15 +69,6 @@ func New(meta transform.Meta) *Encoder {
 	}
 	req, _ := meta.Request.(Request)
 	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
-}
-
-// ContentType returns the response Content-Type: text/event-stream when
-// streaming, else application/json.
-func (e *Encoder) ContentType() string {
-	if e.meta.Stream {
-		return ContentType
-	}
-	return ContentTypeJSON
 }
 
 // Status returns the HTTP status the response must have. A streamed
@@ -145,10 +133,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		e.done = true
 		dst = e.releaseCalls(dst, true)
 		if !e.meta.Stream {
-			e.status = http.StatusBadGateway
-			if ev.Code == transform.CodeUpstreamTimeout {
-				e.status = http.StatusGatewayTimeout
-			}
+			e.status = transform.FailedStatus(ev.Code)
 		}
 		dst = e.appendError(dst, ev)
 	}

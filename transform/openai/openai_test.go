@@ -359,12 +359,12 @@ func TestErrors(t *testing.T) {
 			if got := string(encodertest.Run(enc, []transform.Event{tt.ev})); got != tt.stream {
 				t.Errorf("stream %q, want %q", got, tt.stream)
 			}
-			if enc.Status() != http.StatusOK || enc.ContentType() != openai.ContentType {
-				t.Errorf("stream status %d, content type %s", enc.Status(), enc.ContentType())
+			if enc.Status() != http.StatusOK {
+				t.Errorf("stream status %d", enc.Status())
 			}
 			enc = newWholeEncoder()
-			if enc.Status() != http.StatusOK || enc.ContentType() != openai.ContentTypeJSON {
-				t.Errorf("whole status %d before the error, content type %s", enc.Status(), enc.ContentType())
+			if enc.Status() != http.StatusOK {
+				t.Errorf("whole status %d before the error", enc.Status())
 			}
 			if got := string(encodertest.Run(enc, []transform.Event{encodertest.Routed("m", ""), encodertest.Heartbeat(), encodertest.Answer("partial"), tt.ev})); got != tt.body {
 				t.Errorf("body %q, want %q", got, tt.body)
