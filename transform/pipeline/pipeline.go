@@ -66,6 +66,10 @@ type Pipeline struct {
 
 	sum Summary
 
+	// val is the request's validation: the checks of the reply, the
+	// events held until it passes them, the retry (validation.go).
+	val validation
+
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
 	emitParser, emitNative, emit transform.Emit
@@ -100,6 +104,9 @@ type Summary struct {
 	// FirstEvent is when the first content event was encoded (time to first
 	// token), zero if none was.
 	FirstEvent time.Time
+	// Retries lists the reason (a validate failure code) of each retry of
+	// the reply, in order (CONTRACT.md §10).
+	Retries []string
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -144,6 +151,22 @@ func New(cfg Config) (*Pipeline, error) {
 
 // Reset readies p for a new stream written by enc.
 func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
+	p.resetReply()
+	if meta.Now == nil {
+		meta.Now = time.Now
+	}
+	p.enc, p.meta = enc, meta
+	p.out = nil
+	p.begun, p.routed, p.ended = false, false, false
+	p.calls = 0
+	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.resetValidation()
+}
+
+// resetReply readies the decoding and parsing state for a new upstream
+// reply: a new stream's, or a retry's on the same client stream
+// (NextAttempt), whose encoder state goes on.
+func (p *Pipeline) resetReply() {
 	p.parser.Reset()
 	p.framer.Reset()
 	p.framer.MaxLine = p.cfg.Parser.Limits.MaxSSELineBytes
@@ -151,21 +174,15 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.tools.MaxCalls = p.cfg.Parser.Limits.MaxToolCalls
 	p.lead.reset()
 	p.resetDecoding()
-	if meta.Now == nil {
-		meta.Now = time.Now
-	}
-	p.enc, p.meta = enc, meta
 	// A pooled pipeline keeps its buffers, but not a large JSON body: one
 	// big non-streamed reply must not pin megabytes for the pool's life.
 	if cap(p.body) > maxKeptBody {
 		p.body = nil
 	}
-	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
-	p.begun, p.routed, p.ended = false, false, false
+	p.body, p.jsonBody, p.upstreamID = p.body[:0], false, ""
 	p.native, p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false, false
 	p.finish, p.replyBytes = "", 0
-	p.nativeCalls, p.parserCalls, p.calls = p.nativeCalls[:0], p.parserCalls[:0], 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.nativeCalls, p.parserCalls = p.nativeCalls[:0], p.parserCalls[:0]
 }
 
 // Begin appends the protocol's opening (once).
@@ -194,7 +211,7 @@ func (p *Pipeline) Start(dst []byte, contentType, requestID string) []byte {
 func (p *Pipeline) Feed(dst, b []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	// Bytes up to the limit are decoded and delivered before the stream
@@ -225,7 +242,7 @@ func (p *Pipeline) release() { p.out = nil }
 func (p *Pipeline) Close(dst []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	if p.jsonBody {
@@ -272,6 +289,9 @@ func (p *Pipeline) complete() {
 	reason := p.finish
 	if reason == "" {
 		reason = "stop"
+	}
+	if p.settle() { // the reply failed its validation: retried, or an error
+		return
 	}
 	p.ended = true
 	p.sum.FinishReason = p.finish
@@ -375,6 +395,7 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 	if len(c.Content) > 0 {
 		p.closeNative()
 		p.sum.ContentBytes += int64(len(c.Content))
+		p.keepContent(c.Content)
 		if p.stripThink {
 			p.lead.feed(c.Content, p.native, p.feedParser)
 		} else {
@@ -494,6 +515,9 @@ func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
 
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
+	if p.screen(ev) { // held until the reply is validated
+		return
+	}
 	switch ev.Kind {
 	case transform.KindViolation:
 		p.sum.ViolationCount++
