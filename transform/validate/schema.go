@@ -39,15 +39,26 @@ type Schemas struct {
 // Compile compiles the parameters schema of each tool. The error names
 // the first tool whose schema does not compile.
 func Compile(defs []request.ToolDef) (*Schemas, error) {
-	s := &Schemas{byName: make(map[string]*jsonschema.Schema, len(defs))}
+	s := &Schemas{}
 	for _, d := range defs {
-		sch, err := compileSchema(d.Parameters)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: parameters: %w", d.Name, err)
+		if err := s.Add(d); err != nil {
+			return nil, err
 		}
-		s.byName[d.Name] = sch
 	}
 	return s, nil
+}
+
+// Add compiles one more tool's schema. The error names the tool.
+func (s *Schemas) Add(d request.ToolDef) error {
+	sch, err := compileSchema(d.Parameters)
+	if err != nil {
+		return fmt.Errorf("tool %q: parameters: %w", d.Name, err)
+	}
+	if s.byName == nil {
+		s.byName = make(map[string]*jsonschema.Schema)
+	}
+	s.byName[d.Name] = sch
+	return nil
 }
 
 // lookup returns the compiled schema of name, and whether it has one.
