@@ -54,9 +54,10 @@ type validation struct {
 	nativeIdx  []int // the stream index of each of native
 	gate       gate
 	turn       request.RetryTurn
-	retry      bool // the attempt failed; the next one is due
-	releasing  bool // the gate is releasing: deliver encodes
-	own        bool // a validation violation is being delivered
+	retry      bool   // the attempt failed; the next one is due
+	reason     string // … because of this failure code
+	releasing  bool   // the gate is releasing: deliver encodes
+	own        bool   // a validation violation is being delivered
 }
 
 // maxWhy bounds the violation codes kept to explain a reply that is no
@@ -88,7 +89,7 @@ func (p *Pipeline) startAttempt() {
 	v.failures, v.why, v.content = v.failures[:0], v.why[:0], v.content[:0]
 	clear(v.native)
 	v.native, v.nativeIdx = v.native[:0], v.nativeIdx[:0]
-	v.turn, v.retry, v.releasing, v.own = request.RetryTurn{}, false, false, false
+	v.turn, v.retry, v.reason, v.releasing, v.own = request.RetryTurn{}, false, "", false, false
 	if cap(v.content) > maxKeptBody {
 		v.content = nil
 	}
@@ -108,9 +109,22 @@ func (p *Pipeline) RetryTurn() request.RetryTurn { return p.val.turn }
 // first retry, ….
 func (p *Pipeline) Attempt() int { return p.val.attempt }
 
+// RetryReason returns the failure code that asks for the retry due (see
+// validate.Reason), "" when none is.
+func (p *Pipeline) RetryReason() string {
+	if !p.val.retry {
+		return ""
+	}
+	return p.val.reason
+}
+
 // NextAttempt readies p for the retry's reply on the same client stream:
-// decoding and parsing start over, the encoder's state goes on.
+// decoding and parsing start over, the encoder's state goes on. The retry
+// is recorded in the Summary.
 func (p *Pipeline) NextAttempt() {
+	if p.val.retry {
+		p.sum.Retries = append(p.sum.Retries, p.val.reason)
+	}
 	p.resetReply()
 	p.calls = p.sum.ToolCalls // the refused reply's calls were never shown
 	p.startAttempt()
@@ -243,8 +257,7 @@ func (p *Pipeline) settle() bool {
 		p.releaseHeld()
 		return false
 	case v.attempt <= v.cfg.Retries:
-		reason := validate.Reason(fs)
-		p.sum.Retries = append(p.sum.Retries, reason)
+		v.reason = validate.Reason(fs)
 		p.violation(validate.CodeRetried, "attempt "+strconv.Itoa(v.attempt)+" of "+strconv.Itoa(v.cfg.Retries+1)+
 			" failed ("+validate.Codes(fs)+"); retried")
 		v.gate.discard()
