@@ -43,6 +43,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		"validate too many":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tretries 9\n\t}\n}", "validate.retries: 9 is out of range"},
 		"validate no tools":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tartifact_tools\n\t}\n}", "artifact_tools: missing value"},
 		"validate bad mode":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\texpected_mode maybe\n\t}\n}", `validate.expected_mode: unknown mode "maybe"`},
+		"show_retries argument":   {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tshow_retries yes\n\t}\n}", `show_retries: unexpected argument "yes"`},
 		"validate twice":          {"llm_stream {\n\tprotocol openai\n\tvalidate\n\tvalidate\n}", "validate: specified more than once"},
 	}
 	for name, tc := range cases {

@@ -14,6 +14,7 @@ import (
 //		retries        <n>
 //		artifact_tools <name>...
 //		expected_mode  answer | artifact | clarify | <placeholder>
+//		show_retries
 //	}
 func parseValidate(d *caddyfile.Dispenser) (*config.Validate, error) {
 	if d.NextArg() {
@@ -41,6 +42,11 @@ func parseValidate(d *caddyfile.Dispenser) (*config.Validate, error) {
 			}
 		case "expected_mode":
 			err = cfargs.One(d, &v.ExpectedMode)
+		case "show_retries":
+			if d.NextArg() {
+				err = d.Errf("show_retries: unexpected argument %q", d.Val())
+			}
+			v.ShowRetries = true
 		default:
 			return nil, d.Errf("unrecognized validate option %q", name)
 		}

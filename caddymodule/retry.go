@@ -43,6 +43,7 @@ func (h *Handler) validation(body []byte, repl *caddy.Replacer) (*pipeline.Valid
 	v := &pipeline.Validation{
 		Tools:         validate.NewTools(h.settings.ToolSchemas, in.Tools),
 		Act:           true,
+		ShowRetries:   vs.ShowRetries,
 		Retries:       vs.Retries,
 		Terminal:      vs.Terminal,
 		ArtifactTools: vs.ArtifactTools,

@@ -196,7 +196,7 @@ func TestLoadValidate(t *testing.T) {
 			&ValidateSettings{ArtifactTools: []string{"generate_pptx", "render_pdf"}, ExpectedMode: "artifact", Terminal: true}},
 		{"placeholder", Route{Protocol: "openai", Validate: &Validate{ExpectedMode: "{http.request.header.X-Expected-Mode}"}},
 			&ValidateSettings{Retries: 1, ExpectedMode: "{http.request.header.X-Expected-Mode}", Terminal: true}},
-		{"tools_only_format", Route{Protocol: "openai", Format: "aiplan", Validate: &Validate{Retries: intp(2)}}, &ValidateSettings{Retries: 2}},
+		{"tools_only_format", Route{Protocol: "openai", Format: "aiplan", Validate: &Validate{Retries: intp(2), ShowRetries: true}}, &ValidateSettings{Retries: 2, ShowRetries: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,12 @@ type Validate struct {
 	// retried once and then accepted with a violation (rule 3, soft).
 	// Default none.
 	ExpectedMode string `json:"expected_mode,omitempty"`
+
+	// ShowRetries streams each reply as it comes, and marks a retry with
+	// the protocol's own restart event (skillpet round_start, an aisdk
+	// data-retry part), instead of holding the reply until it passes.
+	// Protocols without such an event hold as usual. Default false.
+	ShowRetries bool `json:"show_retries,omitempty"`
 }
 
 // DefaultRetries is the retry budget of specs/004 §7.3.2.
@@ -54,6 +60,8 @@ type ValidateSettings struct {
 	// Terminal says the terminal-state rules apply: the route's format
 	// is final_result, or auto (when it detects final_result).
 	Terminal bool
+	// ShowRetries is as configured.
+	ShowRetries bool
 }
 
 // ExpectedModeFor returns the expected mode of a request, given the
@@ -69,7 +77,7 @@ func (s *Settings) loadValidate(v *Validate) error {
 	if v == nil {
 		return nil
 	}
-	vs := &ValidateSettings{Retries: DefaultRetries, ExpectedMode: v.ExpectedMode}
+	vs := &ValidateSettings{Retries: DefaultRetries, ExpectedMode: v.ExpectedMode, ShowRetries: v.ShowRetries}
 	if v.Retries != nil {
 		vs.Retries = *v.Retries
 	}

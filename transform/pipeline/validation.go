@@ -25,6 +25,10 @@ type Validation struct {
 	// stream with validation_failed (hard) or is accepted with its
 	// violation (soft).
 	Act bool
+	// ShowRetries streams each reply as it comes instead, and announces a
+	// retry with the protocol's own marker (transform.Restarter), when the
+	// encoder has one; other protocols hold the reply as with Act alone.
+	ShowRetries bool
 	// Retries is the retry budget shared by every rule (specs/004
 	// §7.3.2: 1).
 	Retries int
@@ -58,6 +62,7 @@ type validation struct {
 	reason     string // … because of this failure code
 	releasing  bool   // the gate is releasing: deliver encodes
 	own        bool   // a validation violation is being delivered
+	live       bool   // replies stream as they come; a retry is announced (ShowRetries)
 }
 
 // maxWhy bounds the violation codes kept to explain a reply that is no
@@ -70,12 +75,16 @@ const notRun = "Not run: your reply was not accepted, so none of its tool calls 
 
 // Validate sets the stream's checks; nil checks nothing. Call it after
 // Reset, before the upstream answers.
-func (p *Pipeline) Validate(v *Validation) { p.val.cfg = v }
+func (p *Pipeline) Validate(v *Validation) {
+	p.val.cfg = v
+	_, restarts := p.enc.(transform.Restarter)
+	p.val.live = v != nil && v.Act && v.ShowRetries && restarts
+}
 
 // resetValidation forgets the stream's checks.
 func (p *Pipeline) resetValidation() {
 	v := &p.val
-	v.cfg = nil
+	v.cfg, v.live = nil, false
 	v.attempt = 0
 	v.gate.discard()
 	p.startAttempt()
@@ -169,7 +178,7 @@ func (p *Pipeline) screen(ev transform.Event) bool {
 		transform.KindReasoningEnd, transform.KindFinish:
 		return false
 	}
-	if !v.cfg.Act {
+	if !v.cfg.Act || v.live {
 		return false
 	}
 	v.gate.hold(ev)
@@ -263,6 +272,9 @@ func (p *Pipeline) settle() bool {
 		v.gate.discard()
 		v.turn = p.retryTurn(fs)
 		v.retry = true
+		if r, ok := p.enc.(transform.Restarter); ok && v.live {
+			p.out = r.AppendRestart(p.out, v.attempt+1, v.reason)
+		}
 		return true
 	case severity == validate.Soft:
 		p.releaseHeld() // accepted, with its violations (specs/004 §7.3.2)

@@ -382,3 +382,54 @@ func TestValidationHoldsAllocs(t *testing.T) {
 		t.Errorf("%v allocations per stream of %d deltas held, %v without validation", held, len(body)/16, plain)
 	}
 }
+
+// TestShowRetries: with show_retries, a protocol with a restart event
+// streams each reply as it comes and marks the retry with it; one without
+// holds the reply as usual.
+func TestShowRetries(t *testing.T) {
+	first := []string{finalResult("clarify_needed", "FIRST-TRY", ""), "finish:stop"}
+	second := []string{finalResult("answer_ready", "SECOND-TRY", ""), "finish:stop"}
+	tests := []struct {
+		protocol string
+		marker   string // "" holds
+	}{
+		{"aisdk", `data: {"type":"data-retry","data":{"attempt":2,"reason":"clarify_without_question"}}`},
+		{"skillpet", "event: round_start\ndata: {\"round\":2}\n\n"},
+		{"openai", ""},
+		{"jsonseq", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.protocol, func(t *testing.T) {
+			pr, _ := LookupProtocol(tt.protocol)
+			p, err := New(Config{Format: format.FinalResult})
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta := transform.Meta{MessageID: "m1", Stream: true}
+			p.Reset(pr.NewEncoder(meta), meta)
+			p.Validate(&Validation{Act: true, ShowRetries: true, Retries: 1, Terminal: true})
+			var out []byte
+			feed := func(parts []string) {
+				out = p.Start(out, "text/event-stream", "up")
+				out = p.Feed(out, []byte(sseBody(parts...)))
+				out = p.Close(out)
+			}
+			feed(first)
+			if !p.RetryPending() {
+				t.Fatal("no retry")
+			}
+			p.NextAttempt()
+			feed(second)
+			got := string(out)
+			shown, marker, last := strings.Index(got, "FIRST-TRY"), strings.Index(got, tt.marker), strings.Index(got, "SECOND-TRY")
+			switch {
+			case last < 0:
+				t.Fatalf("the retry's reply is missing:\n%s", got)
+			case tt.marker == "" && shown >= 0:
+				t.Errorf("a protocol without a restart event showed the refused reply:\n%s", got)
+			case tt.marker != "" && !(shown >= 0 && shown < marker && marker < last):
+				t.Errorf("want the first reply, the marker, the second reply, in order:\n%s", got)
+			}
+		})
+	}
+}
