@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -240,15 +242,18 @@ var printer = message.NewPrinter(language.English)
 const maxLeaves = 3
 
 // describe lists the innermost errors of a validation, each at its JSON
-// Pointer in the arguments ("at /city: got number, want string").
+// Pointer in the arguments ("at /city: got number, want string"), the
+// first maxLeaves in sorted order: the library reports them in map
+// order, and the same arguments must give the same detail (it is in the
+// retry request and the events).
 func describe(ve *jsonschema.ValidationError) string {
 	var leaves []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(leaves) >= maxLeaves {
-			return
-		}
 		if len(e.Causes) == 0 {
+			if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+				slices.Sort(k.Properties)
+			}
 			where := "at the top level"
 			if len(e.InstanceLocation) > 0 {
 				where = "at " + Pointer(e.InstanceLocation)
@@ -261,7 +266,9 @@ func describe(ve *jsonschema.ValidationError) string {
 		}
 	}
 	walk(ve)
-	return strings.Join(leaves, "; ")
+	slices.Sort(leaves)
+	leaves = slices.Compact(leaves)
+	return strings.Join(leaves[:min(len(leaves), maxLeaves)], "; ")
 }
 
 // Pointer returns the JSON Pointer (RFC 6901) of a location given as
