@@ -7,9 +7,15 @@ import "github.com/llmstream/llmstream/transform"
 // then replaces. The events are kept with their text copied into one
 // buffer, adjacent deltas of the same kind and index merged, so that
 // holding costs no allocation per event once the buffers have grown.
+//
+// The raw reply (KindRaw) is kept apart, whole, and released first as one
+// event: an encoder writes either the raw reply (gymbro) or the parsed
+// events (every other protocol), never both, so the order between the two
+// means nothing, and interleaved they would not merge.
 type gate struct {
 	events []heldEvent
 	text   []byte
+	raw    []byte
 }
 
 // heldEvent is an event whose Text is text[start:end] of its gate.
@@ -24,6 +30,10 @@ const maxKeptGate = 1 << 20
 
 // hold keeps ev; its Text is copied.
 func (g *gate) hold(ev transform.Event) {
+	if ev.Kind == transform.KindRaw {
+		g.raw = append(g.raw, ev.Text...)
+		return
+	}
 	if n := len(g.events); n > 0 && ev.Kind.IsDelta() {
 		last := &g.events[n-1]
 		if last.ev.Kind == ev.Kind && last.ev.Index == ev.Index && last.end == len(g.text) {
@@ -39,12 +49,15 @@ func (g *gate) hold(ev transform.Event) {
 }
 
 // empty reports whether nothing is held.
-func (g *gate) empty() bool { return len(g.events) == 0 }
+func (g *gate) empty() bool { return len(g.events) == 0 && len(g.raw) == 0 }
 
 // release passes every held event to deliver, in order, and forgets
 // them. An event's Text is valid only during its call, as for any
 // emitted event.
 func (g *gate) release(deliver func(transform.Event)) {
+	if len(g.raw) > 0 {
+		deliver(transform.Event{Kind: transform.KindRaw, Text: g.raw})
+	}
 	for i := range g.events {
 		h := g.events[i]
 		if h.end > h.start {
@@ -62,5 +75,8 @@ func (g *gate) discard() {
 	if cap(g.text) > maxKeptGate {
 		g.text = nil
 	}
-	g.text = g.text[:0]
+	if cap(g.raw) > maxKeptGate {
+		g.raw = nil
+	}
+	g.text, g.raw = g.text[:0], g.raw[:0]
 }
