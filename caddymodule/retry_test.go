@@ -40,8 +40,8 @@ type retryCase struct {
 	// request is the client's chat request; header its extra headers.
 	request string
 	header  http.Header
-	// idle is the route's idle_timeout (0: off).
-	idle    time.Duration
+	// idle and beat are the route's idle_timeout and heartbeat (0: off).
+	idle, beat time.Duration
 	replies []func(px *proxyPlay) error
 
 	// calls is how many times the upstream is called.
@@ -178,6 +178,20 @@ func retryCases() []retryCase {
 			calls: 2, answer: "I could not make the deck yet.", hidden: "ASK-1", reasons: []string{validate.CodeClarifyWithoutQuestion},
 		},
 		{
+			// The reply is held, and the client's stream kept alive.
+			name: "heartbeats_while_held", format: "final_result", validate: &config.Validate{}, request: chatRequest, beat: tableBeat,
+			replies: []func(*proxyPlay) error{
+				func(px *proxyPlay) error {
+					px.sse()
+					px.body(roleChunk, content(`{"status":"answer_ready","message":"I could not `))
+					px.silence(2 * tableBeat)
+					px.body(content(`make the deck yet."}`), finishChunks)
+					return nil
+				},
+			},
+			calls: 1, answer: "I could not make the deck yet.",
+		},
+		{
 			name: "client_leaves_during_the_hold", format: "final_result", validate: &config.Validate{}, request: chatRequest,
 			replies: []func(*proxyPlay) error{
 				func(px *proxyPlay) error {
@@ -228,7 +242,7 @@ type retryResult struct {
 
 func serveRetryCase(t *testing.T, v writerVariant, c retryCase) retryResult {
 	t.Helper()
-	hb, it := config.Duration(0), config.Duration(c.idle)
+	hb, it := config.Duration(c.beat), config.Duration(c.idle)
 	route := config.Route{Protocol: v.proto.Name, Format: c.format, Heartbeat: &hb, IdleTimeout: &it, Validate: c.validate}
 	if c.tools {
 		route.Tools = []string{"../examples/tools/search.json"}
@@ -337,6 +351,9 @@ func TestRetry(t *testing.T) {
 					if c.code == "" && end.Kind != transform.KindFinish || c.code != "" && end.Code != c.code {
 						t.Errorf("ended with %v %q %q, want %q", end.Kind, end.Code, end.Text, c.code)
 					}
+				}
+				if c.beat > 0 && v.stream && res.tap.beats == 0 {
+					t.Errorf("no heartbeat while the reply was held")
 				}
 				if n := strings.Count(string(res.tap.out), "search_knowledge"); c.toolCalls > 0 && n == 0 {
 					t.Errorf("the valid tool call did not reach the client")
@@ -470,5 +487,36 @@ func TestRetryMetric(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.retries.WithLabelValues(validate.CodeArtifactWithoutEvidence)) - before; got != 1 {
 		t.Errorf("caddy_llm_stream_retries_total{reason=artifact_without_evidence} grew by %v, want 1", got)
+	}
+}
+
+// TestExpectedModeRefused: an expected_mode placeholder that gives no mode
+// is a 400 naming it, and the upstream is never called.
+func TestExpectedModeRefused(t *testing.T) {
+	c := retryCase{name: "bad_mode", format: "final_result", request: chatRequest,
+		validate: &config.Validate{ExpectedMode: "{http.request.header.X-Expected-Mode}"},
+		header:   http.Header{"X-Expected-Mode": {"sometimes"}}}
+	for _, v := range writerVariants() {
+		t.Run(v.name, func(t *testing.T) {
+			hb, it := config.Duration(0), config.Duration(0)
+			h := &Handler{Route: config.Route{Protocol: v.proto.Name, Format: c.format, Heartbeat: &hb, IdleTimeout: &it, Validate: c.validate}}
+			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+			t.Cleanup(cancel)
+			if err := h.Provision(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(c.request))
+			r.Header.Set("X-Expected-Mode", "sometimes")
+			caddyhttp.NewTestReplacer(r)
+			called := false
+			next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { called = true; return nil })
+			if err := h.ServeHTTP(rec, r, next); err != nil {
+				t.Fatal(err)
+			}
+			if called || rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `expected_mode: \"sometimes\" is not answer, artifact or clarify`) {
+				t.Errorf("upstream called %v, status %d, body %s", called, rec.Code, rec.Body.String())
+			}
+		})
 	}
 }
