@@ -42,7 +42,7 @@ type retryCase struct {
 	header  http.Header
 	// idle and beat are the route's idle_timeout and heartbeat (0: off).
 	idle, beat time.Duration
-	replies []func(px *proxyPlay) error
+	replies    []func(px *proxyPlay) error
 
 	// calls is how many times the upstream is called.
 	calls int
