@@ -52,6 +52,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_key            <size>
 //		max_depth          <int>
 //		max_tool_calls     <int>
+//		validate [{ retries <n>; artifact_tools <name>...; expected_mode <mode> }]
 //	}
 //
 // Settings are checked when the config is provisioned, so that `caddy
@@ -133,6 +134,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.Int(d, &r.Limits.MaxDepth)
 		case "max_tool_calls":
 			err = cfargs.Int(d, &r.Limits.MaxToolCalls)
+		case "validate":
+			r.Validate, err = parseValidate(d)
 		default:
 			return d.Errf("unrecognized llm_stream option %q", name)
 		}

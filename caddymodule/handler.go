@@ -132,6 +132,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		f.UpstreamHeader(r.Header)
 	}
 	setBody(r, shaped)
+	check, rerr := h.validation(shaped, repl)
+	if rerr != nil {
+		h.reject(w, rid, rerr)
+		return nil
+	}
 
 	meta := transform.Meta{
 		MessageID:  newID("msg_"),
@@ -154,6 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 
 	p := h.pool.Get().(*pipeline.Pipeline)
 	p.Reset(h.proto.NewEncoder(meta), meta)
+	p.Validate(check)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h, p, meta, r.Context(), cancel)
 	if h.proto.EarlyStart {
@@ -166,7 +172,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.record(r, meta, info.LeftOut, p, sw, start)
 		h.pool.Put(p)
 	}()
-	return h.proxy(sw, r.WithContext(ctx), next)
+	return h.attempts(sw, r.WithContext(ctx), shaped, next)
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy

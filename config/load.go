@@ -11,6 +11,7 @@ import (
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/texttools"
+	"github.com/llmstream/llmstream/transform/validate"
 )
 
 // The defaults Route.Load applies.
@@ -101,6 +102,10 @@ type Settings struct {
 	Limits transform.Limits
 	// Shaper rewrites this route's request bodies.
 	Shaper request.Shaper
+	// ToolSchemas are the configured tools' schemas, compiled.
+	ToolSchemas *validate.Schemas
+	// Validate is the validate block resolved, nil when it is off.
+	Validate *ValidateSettings
 }
 
 // ParserOptions returns the options for this route's format parser.
@@ -151,6 +156,9 @@ func (r *Route) Load(root string) (*Settings, error) {
 		return nil, err
 	}
 	if err := s.checkToolChoice(); err != nil {
+		return nil, err
+	}
+	if err := s.loadValidate(r.Validate); err != nil {
 		return nil, err
 	}
 	s.Shaper = request.Shaper{
@@ -296,7 +304,7 @@ func (s *Settings) loadTools(files, builtins []string, root string) error {
 		s.Tools = append(s.Tools, t.def)
 		s.ToolNames = append(s.ToolNames, t.name)
 	}
-	return nil
+	return s.compileTools(all)
 }
 
 // checkToolChoice checks that a tool_choice naming a function names a

@@ -130,4 +130,10 @@ type Route struct {
 	// Limits bounds what one stream may buffer; each zero field takes its
 	// default (see transform.Limits).
 	Limits transform.Limits `json:"limits,omitzero"`
+
+	// Validate makes the checks of a reply act: retries, the terminal-state
+	// rules of a FinalResult, tool calls held until they pass their
+	// schemas (CONTRACT.md §10; see Validate). Default off: tool calls are
+	// still checked, and a failure is a violation.
+	Validate *Validate `json:"validate,omitempty"`
 }

@@ -225,7 +225,10 @@ export const MOCKS = {
     summary: tm.summary,
     queries: tm.queries,
     toolCalls: toolCalls('ask_user_call.json'),
-    violations: ['literal_final_tag'],
+    // The call's questions use the variant shapes skillpet normalises
+    // (specs/002 §5), which the ask_user schema itself does not allow:
+    // checked against it, they are a violation (CONTRACT.md §10).
+    violations: ['literal_final_tag', 'tool_args_invalid'],
     finish: 'tool_calls',
   },
 };

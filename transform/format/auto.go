@@ -279,6 +279,11 @@ func (a *AutoParser) Reset() {
 // Detected returns the format the parser chose, or "" while undecided.
 func (a *AutoParser) Detected() Name { return a.name }
 
+// Chosen returns the parser of the format chosen, nil while undecided, so
+// that what it read can be asked of it (the checks of CONTRACT.md §10
+// read a FinalResult's status).
+func (a *AutoParser) Chosen() transform.Parser { return a.parser }
+
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // isFenceTag reports whether c may follow the backticks on a fence line: a

@@ -68,6 +68,10 @@ type Pipeline struct {
 
 	sum Summary
 
+	// val is the request's validation: the checks of the reply, the
+	// events held until it passes them, the retry (validation.go).
+	val validation
+
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
 	emitParser, emitNative, emit transform.Emit
@@ -101,6 +105,9 @@ type Summary struct {
 	// FirstEvent is when the first content event was encoded (time to first
 	// token), zero if none was.
 	FirstEvent time.Time
+	// Retries lists the reason (a validate failure code) of each retry of
+	// the reply, in order (CONTRACT.md §10).
+	Retries []string
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -146,27 +153,37 @@ func New(cfg Config) (*Pipeline, error) {
 
 // Reset readies p for a new stream written by enc.
 func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
+	p.resetReply()
+	if meta.Now == nil {
+		meta.Now = time.Now
+	}
+	p.enc, p.meta = enc, meta
+	p.out = nil
+	p.begun, p.routed, p.ended = false, false, false
+	p.calls = 0
+	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.resetValidation()
+}
+
+// resetReply readies the decoding and parsing state for a new upstream
+// reply: a new stream's, or a retry's on the same client stream
+// (NextAttempt), whose encoder state goes on.
+func (p *Pipeline) resetReply() {
 	p.parser.Reset()
 	p.framer.Reset()
 	p.framer.MaxLine = p.cfg.Parser.Limits.MaxSSELineBytes
 	p.tools.Reset()
 	p.tools.MaxCalls = p.cfg.Parser.Limits.MaxToolCalls
 	p.resetDecoding()
-	if meta.Now == nil {
-		meta.Now = time.Now
-	}
-	p.enc, p.meta = enc, meta
 	// A pooled pipeline keeps its buffers, but not a large JSON body: one
 	// big non-streamed reply must not pin megabytes for the pool's life.
 	if cap(p.body) > maxKeptBody {
 		p.body = nil
 	}
-	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
-	p.begun, p.routed, p.ended = false, false, false
+	p.body, p.jsonBody, p.upstreamID = p.body[:0], false, ""
 	p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false
 	p.finish, p.replyBytes = "", 0
-	p.nativeCalls, p.parserCalls, p.calls = p.nativeCalls[:0], p.parserCalls[:0], 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.nativeCalls, p.parserCalls = p.nativeCalls[:0], p.parserCalls[:0]
 }
 
 // Begin appends the protocol's opening (once).
@@ -195,7 +212,7 @@ func (p *Pipeline) Start(dst []byte, contentType, requestID string) []byte {
 func (p *Pipeline) Feed(dst, b []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	// Bytes up to the limit are decoded and delivered before the stream
@@ -226,7 +243,7 @@ func (p *Pipeline) release() { p.out = nil }
 func (p *Pipeline) Close(dst []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	if p.jsonBody {
@@ -279,6 +296,9 @@ func (p *Pipeline) complete() {
 	// tools only on that reason (CONTRACT.md §8).
 	if reason == "stop" && p.calls > 0 {
 		reason = "tool_calls"
+	}
+	if p.settle() { // the reply failed its validation: retried, or an error
+		return
 	}
 	p.ended = true
 	p.sum.FinishReason = p.finish
@@ -404,6 +424,7 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 	if len(c.Content) > 0 {
 		p.closeNative()
 		p.sum.ContentBytes += int64(len(c.Content))
+		p.keepContent(c.Content)
 		p.toParser(c.Content)
 	}
 	if c.Err != nil { // an error chunk that still carried text: the text first
@@ -528,6 +549,9 @@ func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
 
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
+	if p.screen(ev) { // held until the reply is validated
+		return
+	}
 	switch ev.Kind {
 	case transform.KindViolation:
 		p.sum.ViolationCount++
