@@ -112,9 +112,9 @@ func TestMessages(t *testing.T) {
 			want: `{"role":"user","content":"hi"},{"role":"assistant","content":` + strconv.Quote(AskUserPrefix+questions) + `},{"role":"user","content":"玄幻"}`,
 		},
 		{
-			name: "an answer with attachments stays a user message",
+			name:    "an answer with attachments stays a user message",
 			history: cat([]Record{user("u1", "hi")}, asst("a1", reply(StatusComplete, "", []ToolCall{askCall}, form))),
-			next: Record{ID: "u2", Role: RoleUser, Content: "see", Upstream: json.RawMessage(`[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]`)},
+			next:    Record{ID: "u2", Role: RoleUser, Content: "see", Upstream: json.RawMessage(`[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]`)},
 			want: `{"role":"user","content":"hi"},` +
 				`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ask_user","arguments":` + strconv.Quote(askArgs) + `}}]},` +
 				`{"role":"tool","tool_call_id":"call_1","content":` + strconv.Quote(NoteAnsweredBelow) + `},` +
