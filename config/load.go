@@ -86,6 +86,8 @@ type Settings struct {
 	Limits transform.Limits
 	// Shaper rewrites this route's request bodies.
 	Shaper request.Shaper
+	// Conversation is the route's conversation settings; nil without one.
+	Conversation *ConversationSettings
 }
 
 // ParserOptions returns the options for this route's format parser. The
@@ -133,6 +135,11 @@ func (r *Route) Load(root string) (*Settings, error) {
 	}
 	if err := s.checkToolChoice(); err != nil {
 		return nil, err
+	}
+	if r.Conversation != nil {
+		if s.Conversation, err = loadConversation(r.Conversation, s); err != nil {
+			return nil, err
+		}
 	}
 	s.Shaper = request.Shaper{
 		Format:     s.Request,

@@ -104,4 +104,9 @@ type Route struct {
 	// Limits bounds what one stream may buffer; each zero field takes its
 	// default (see transform.Limits).
 	Limits transform.Limits `json:"limits,omitzero"`
+
+	// Conversation, on a skillpet route, keeps conversations and serves
+	// the component's init and clear endpoints beside stream (CONTRACT.md
+	// §9; see Conversation). Default none: every turn stands alone.
+	Conversation *Conversation `json:"conversation,omitempty"`
 }
