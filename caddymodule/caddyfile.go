@@ -50,6 +50,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_key            <size>
 //		max_depth          <int>
 //		max_tool_calls     <int>
+//		conversation       { … }       # see parseConversation
 //	}
 //
 // Settings are checked when the config is provisioned, so that `caddy
@@ -127,6 +128,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.Int(d, &r.Limits.MaxDepth)
 		case "max_tool_calls":
 			err = cfargs.Int(d, &r.Limits.MaxToolCalls)
+		case "conversation":
+			r.Conversation, err = parseConversation(d)
 		default:
 			return d.Errf("unrecognized llm_stream option %q", name)
 		}

@@ -14,9 +14,10 @@
 // append is all or nothing. Clear removes the file (an atomic unlink) and
 // syncs its directory.
 //
-// The lock that serialises writes lives in this process: one Caddy per
-// directory. Several Caddy instances that share conversations use the
-// Redis store.
+// The lock that serialises writes lives in this process, shared by every
+// Store on the same directory (a config reload makes a new one while the
+// old one's streams finish): one Caddy per directory. Several Caddy
+// instances that share conversations use the Redis store.
 package filestore
 
 import (
@@ -40,18 +41,25 @@ import (
 type Store struct {
 	dir string
 	ttl time.Duration
-
-	mu   sync.Mutex
-	held map[conversation.Key]bool
 }
+
+// held holds the paths of the conversations locked in this process.
+var held = struct {
+	sync.Mutex
+	paths map[string]bool
+}{paths: map[string]bool{}}
 
 // New returns a Store under dir, which it creates (0700) if needed.
 // Conversations not written for ttl are gone (0: kept forever).
 func New(dir string, ttl time.Duration) (*Store, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("conversation store: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("conversation store: %w", err)
 	}
-	return &Store{dir: dir, ttl: ttl, held: map[conversation.Key]bool{}}, nil
+	return &Store{dir: dir, ttl: ttl}, nil
 }
 
 // Dir returns the store's directory.
@@ -127,12 +135,13 @@ func (s *Store) Lock(ctx context.Context, k conversation.Key) (conversation.Lock
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held[k] {
+	p := s.path(k)
+	held.Lock()
+	defer held.Unlock()
+	if held.paths[p] {
 		return nil, conversation.ErrBusy
 	}
-	s.held[k] = true
+	held.paths[p] = true
 	return &lock{s: s, key: k}, nil
 }
 
@@ -281,9 +290,9 @@ func (l *lock) Release(context.Context) error {
 		return nil
 	}
 	l.released = true
-	l.s.mu.Lock()
-	delete(l.s.held, l.key)
-	l.s.mu.Unlock()
+	held.Lock()
+	delete(held.paths, l.s.path(l.key))
+	held.Unlock()
 	return nil
 }
 

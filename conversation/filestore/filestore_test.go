@@ -122,3 +122,26 @@ func TestPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestLockSharedByStoresOnOneDir: a config reload makes a new Store on the
+// same directory while the old one's streams run; the lock holds across
+// them.
+func TestLockSharedByStoresOnOneDir(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := New(dir, 0)
+	b, _ := New(filepath.Join(dir, "..", filepath.Base(dir)), 0)
+	k := conversation.NewKey("s", "g", "p")
+	l, err := a.Lock(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Lock(ctx, k); err != conversation.ErrBusy {
+		t.Fatalf("the other Store's Lock: %v, want ErrBusy", err)
+	}
+	_ = l.Release(ctx)
+	l2, err := b.Lock(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l2.Release(ctx)
+}
