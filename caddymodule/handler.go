@@ -50,7 +50,7 @@ type Handler struct {
 	pool     *sync.Pool // *pipeline.Pipeline
 	logger   *zap.Logger
 	metrics  *metrics
-	clock    clock // the stream timers' clock; nil is the system's (tests set one)
+	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation.go)
 }
 
