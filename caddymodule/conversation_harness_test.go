@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
@@ -267,4 +269,73 @@ func decodeTool(t *testing.T, m conversation.HistoryMessage) storedTool {
 		t.Fatalf("not a _pub_tool record: %+v", m)
 	}
 	return tl
+}
+
+// recordingUpstream is a fake upstream that keeps every request body and
+// answers each with the test's script, which gets the request's number
+// (from 1) and its decoded body.
+type recordingUpstream struct {
+	*httptest.Server
+	mu        sync.Mutex
+	bodies    []upstreamBody
+	cancelled chan struct{}
+}
+
+func newRecordingUpstream(t *testing.T, script func(n int, b upstreamBody, w http.ResponseWriter, r *http.Request)) *recordingUpstream {
+	u := &recordingUpstream{cancelled: make(chan struct{}, 16)}
+	stop := make(chan struct{})
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var b upstreamBody
+		if err := json.Unmarshal(raw, &b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		u.mu.Lock()
+		u.bodies = append(u.bodies, b)
+		n := len(u.bodies)
+		u.mu.Unlock()
+		script(n, b, w, r.WithContext(stopContext(r.Context(), stop)))
+		if r.Context().Err() != nil {
+			u.cancelled <- struct{}{}
+		}
+	}))
+	t.Cleanup(func() {
+		close(stop)
+		u.Close()
+	})
+	return u
+}
+
+// stopContext ends with ctx or when stop closes (the test's end).
+func stopContext(ctx context.Context, stop chan struct{}) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
+func (u *recordingUpstream) hostPort() string { return strings.TrimPrefix(u.URL, "http://") }
+
+// last returns the last request body.
+func (u *recordingUpstream) last(t *testing.T) upstreamBody {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.bodies) == 0 {
+		t.Fatal("the upstream got no request")
+	}
+	return u.bodies[len(u.bodies)-1]
+}
+
+// count returns how many requests the upstream got.
+func (u *recordingUpstream) count() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.bodies)
 }
