@@ -177,4 +177,3 @@ func checkHistory(msgs []upstreamMsg) error {
 	}
 	return nil
 }
-
