@@ -46,6 +46,7 @@ type conversationRoute struct {
 	store   conversation.Store
 	poolKey string // the Redis client's key in redisStores; "" for files
 	logger  *zap.Logger
+	metrics *metrics
 }
 
 // redisStores shares one Redis client per server and settings across
@@ -66,7 +67,7 @@ func (h *Handler) provisionConversation() error {
 	if cs == nil {
 		return nil
 	}
-	c := &conversationRoute{cs: cs, logger: h.logger}
+	c := &conversationRoute{cs: cs, logger: h.logger, metrics: h.metrics}
 	switch cs.Store {
 	case config.StoreFile:
 		dir := cs.Dir
@@ -109,30 +110,47 @@ func (h *Handler) Cleanup() error {
 // endpoint is a request's place among the conversation endpoints.
 type endpoint struct {
 	name      string // endpointInit, …; "" for none
+	method    string // the method it takes
 	base      string // the route's base path, as the client reached it
 	projectID string // of init and clear
 }
 
-// parseEndpoint reads the endpoint from the path the client used: the
-// route's own handlers may have rewritten r.URL (to the upstream's
-// chat-completions path) before llm_stream runs.
+// parseEndpoint reads the endpoint from the path the client used (the
+// route's own handlers may have rewritten r.URL, to the upstream's
+// chat-completions path, before llm_stream runs) and the method: a path
+// can be read two ways (…/init/stream is the init of project "stream", or
+// the stream endpoint of a route based at …/init), and the method
+// decides. A path that is an endpoint only under another method gives
+// that endpoint, for a 405.
 func parseEndpoint(r *http.Request) endpoint {
 	u := r.URL
 	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
 		u = orig.URL
 	}
-	p := u.EscapedPath()
-	segs := strings.Split(p, "/")
+	segs := strings.Split(u.EscapedPath(), "/")
 	n := len(segs)
-	switch {
-	case n >= 2 && (segs[n-1] == endpointStream || segs[n-1] == endpointToolResponse):
-		return endpoint{name: segs[n-1], base: strings.Join(segs[:n-1], "/")}
-	case n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear):
+	var found []endpoint
+	if n >= 2 && (segs[n-1] == endpointStream || segs[n-1] == endpointToolResponse) {
+		found = append(found, endpoint{name: segs[n-1], method: http.MethodPost, base: strings.Join(segs[:n-1], "/")})
+	}
+	if n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear) {
 		id, err := url.PathUnescape(segs[n-1])
 		if err != nil {
 			id = ""
 		}
-		return endpoint{name: segs[n-2], base: strings.Join(segs[:n-2], "/"), projectID: id}
+		method := http.MethodGet
+		if segs[n-2] == endpointClear {
+			method = http.MethodDelete
+		}
+		found = append(found, endpoint{name: segs[n-2], method: method, base: strings.Join(segs[:n-2], "/"), projectID: id})
+	}
+	for _, ep := range found {
+		if ep.method == r.Method || ep.method == http.MethodGet && r.Method == http.MethodHead {
+			return ep
+		}
+	}
+	if len(found) > 0 {
+		return found[0]
 	}
 	return endpoint{}
 }
@@ -142,14 +160,12 @@ func parseEndpoint(r *http.Request) endpoint {
 func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request) bool {
 	ep := parseEndpoint(r)
 	rid := requestID(r)
-	allow := map[string]string{endpointInit: http.MethodGet, endpointStream: http.MethodPost,
-		endpointClear: http.MethodDelete, endpointToolResponse: http.MethodPost}[ep.name]
 	switch {
 	case ep.name == "":
 		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream and DELETE …/conversation/{projectId}")
-	case r.Method != allow && !(ep.name == endpointInit && r.Method == http.MethodHead):
-		w.Header().Set("Allow", allow)
-		c.answer(w, rid, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use "+allow)
+	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
+		w.Header().Set("Allow", ep.method)
+		c.answer(w, rid, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use "+ep.method)
 	case ep.name == endpointStream:
 		return false
 	case ep.name == endpointToolResponse:
@@ -193,9 +209,13 @@ func (c *conversationRoute) noScope(w http.ResponseWriter, rid string) {
 	c.answer(w, rid, http.StatusForbidden, "FORBIDDEN", "no conversation scope: the request has no value for "+c.cs.Scope)
 }
 
-// answer writes a JSON answer {"error": code, "message": msg}, the shape
-// of specs/002 §2.3's errors.
+// answer writes a JSON error {"error": code, "message": msg}, the shape
+// of specs/002 §2.3's errors, and counts it among the rejected requests
+// (the codes are a fixed set).
 func (c *conversationRoute) answer(w http.ResponseWriter, rid string, status int, code, msg string) {
+	if c.metrics != nil {
+		c.metrics.rejected(strings.ToLower(code))
+	}
 	body, _ := json.Marshal(struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`

@@ -106,12 +106,20 @@ func TestConversationEndpoints(t *testing.T) {
 			}
 		})
 	}
+	// A project named like an endpoint is read by the method.
+	c.stream("stream", "hi")
+	if n := len(c.init("stream").Messages); n != 3 {
+		t.Errorf("the init of project \"stream\": %d messages", n)
+	}
+	if status, _ := c.call(http.MethodDelete, s.url("/skillpet/conversation/stream"), ""); status != http.StatusOK {
+		t.Errorf("the clear of project \"stream\": %d", status)
+	}
 	// A projectId with a slash or spaces, escaped in the path.
-	c.stream("a/b c", "hi")
-	if n := len(c.init("a%2Fb%20c").Messages); n != 3 {
+	c.stream("a/b c", "hi") // the mock's second reply: no ask_user
+	if n := len(c.init("a%2Fb%20c").Messages); n != 2 {
 		t.Errorf("an escaped projectId: %d messages", n)
 	}
-	if len(recorded(t, s)) != 1 {
+	if len(recorded(t, s)) != 2 {
 		t.Errorf("a refused request reached the upstream")
 	}
 }
