@@ -98,7 +98,11 @@ func (c *Capture) observe(out []byte, kind transform.Kind) {
 		name, data := splitEvent(block)
 		switch string(name) {
 		case "token":
-			c.reply.AddText(gjson.GetBytes(data, "content").String())
+			if raw, ok := tokenContent(data); ok {
+				c.reply.addJSONText(raw)
+			} else {
+				c.reply.AddText(gjson.GetBytes(data, "content").String())
+			}
 		case "resource":
 			c.reply.AddResource(data)
 		case "ask_user":
@@ -123,6 +127,17 @@ func (c *Capture) formCallID(kind transform.Kind) string {
 		return id
 	}
 	return "form_" + c.msgID + "_" + strconv.Itoa(len(c.reply.forms))
+}
+
+// tokenContent returns the body of the content string of a token event's
+// data as the skillpet encoder writes it, {"content":"…"}, without
+// decoding: appending it decoded allocates nothing per token.
+func tokenContent(data []byte) ([]byte, bool) {
+	const head, tail = `{"content":"`, `"}`
+	if len(data) < len(head)+len(tail) || !bytes.HasPrefix(data, []byte(head)) || !bytes.HasSuffix(data, []byte(tail)) {
+		return nil, false
+	}
+	return data[len(head) : len(data)-len(tail)], true
 }
 
 // splitEvent returns the event name and data of one SSE event block.

@@ -70,7 +70,7 @@ type Form struct {
 // part is a piece of the visible reply: text, or a resource (specs/002
 // §3.8) as the raw JSON object of its event.
 type part struct {
-	text     strings.Builder
+	text     []byte
 	resource json.RawMessage
 }
 
@@ -86,16 +86,30 @@ type Reply struct {
 
 // AddText appends visible answer text.
 func (r *Reply) AddText(s string) {
-	if s == "" {
-		return
+	if s != "" {
+		p := r.textPart()
+		p.text = append(p.text, s...)
 	}
+}
+
+// addJSONText appends the text of a JSON string literal's body (the bytes
+// between its quotes), decoded: a token event's content, as the encoder
+// wrote it.
+func (r *Reply) addJSONText(raw []byte) {
+	if len(raw) > 0 {
+		p := r.textPart()
+		p.text = appendUnquoted(p.text, raw)
+	}
+}
+
+// textPart returns the text part at the end, opening one if needed.
+func (r *Reply) textPart() *part {
 	if n := len(r.parts); n > 0 && r.parts[n-1].resource == nil {
-		r.parts[n-1].text.WriteString(s)
-		return
+		return r.parts[n-1]
 	}
 	p := new(part)
-	p.text.WriteString(s)
 	r.parts = append(r.parts, p)
+	return p
 }
 
 // AddResource appends a resource part: the JSON object of a resource event.
@@ -114,7 +128,7 @@ func (r *Reply) Text() string {
 	var b strings.Builder
 	for _, p := range r.parts {
 		if p.resource == nil {
-			b.WriteString(p.text.String())
+			b.Write(p.text)
 		}
 	}
 	return b.String()
@@ -170,7 +184,7 @@ func (r *Reply) appendAssistant(dst []byte) []byte {
 				dst = append(dst, p.resource...)
 			} else {
 				dst = append(dst, `{"type":"text","content":`...)
-				dst = jsonout.AppendStringS(dst, p.text.String())
+				dst = jsonout.AppendString(dst, p.text)
 			}
 			dst = append(dst, '}')
 		}
