@@ -156,8 +156,13 @@ func parseEndpoint(r *http.Request) endpoint {
 }
 
 // serveEndpoint answers every request of a conversation route except POST
-// …/stream, for which it returns false: the caller streams it.
+// …/stream, which the caller streams, and OPTIONS, which goes on to the
+// next handler as on any llm_stream route: a browser's CORS preflight is
+// answered by Caddy's own directives. For those two it returns false.
 func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodOptions {
+		return false
+	}
 	ep := parseEndpoint(r)
 	rid := requestID(r)
 	switch {

@@ -106,6 +106,12 @@ func TestConversationEndpoints(t *testing.T) {
 			}
 		})
 	}
+	// OPTIONS (a CORS preflight) goes on to the next handler: here the
+	// mock, which refuses it in its own words.
+	if status, body := c.call(http.MethodOptions, s.url("/skillpet/init/p1"), ""); status != http.StatusMethodNotAllowed ||
+		strings.Contains(body, "METHOD_NOT_ALLOWED") || !strings.Contains(body, "method_not_allowed") {
+		t.Errorf("OPTIONS: %d %s", status, body)
+	}
 	// A project named like an endpoint is read by the method.
 	c.stream("stream", "hi")
 	if n := len(c.init("stream").Messages); n != 3 {
