@@ -53,6 +53,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_depth          <int>
 //		max_tool_calls     <int>
 //		validate [{ retries <n>; artifact_tools <name>...; expected_mode <mode> }]
+//		conversation       { … }       # see parseConversation
 //	}
 //
 // Settings are checked when the config is provisioned, so that `caddy
@@ -136,6 +137,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.Int(d, &r.Limits.MaxToolCalls)
 		case "validate":
 			r.Validate, err = parseValidate(d)
+		case "conversation":
+			r.Conversation, err = parseConversation(d)
 		default:
 			return d.Errf("unrecognized llm_stream option %q", name)
 		}

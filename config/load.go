@@ -106,6 +106,8 @@ type Settings struct {
 	ToolSchemas *validate.Schemas
 	// Validate is the validate block resolved, nil when it is off.
 	Validate *ValidateSettings
+	// Conversation is the route's conversation settings; nil without one.
+	Conversation *ConversationSettings
 }
 
 // ParserOptions returns the options for this route's format parser.
@@ -160,6 +162,11 @@ func (r *Route) Load(root string) (*Settings, error) {
 	}
 	if err := s.loadValidate(r.Validate); err != nil {
 		return nil, err
+	}
+	if r.Conversation != nil {
+		if s.Conversation, err = loadConversation(r.Conversation, s); err != nil {
+			return nil, err
+		}
 	}
 	s.Shaper = request.Shaper{
 		Format:     s.Request,

@@ -136,4 +136,8 @@ type Route struct {
 	// schemas (CONTRACT.md §10; see Validate). Default off: tool calls are
 	// still checked, and a failure is a violation.
 	Validate *Validate `json:"validate,omitempty"`
+	// Conversation, on a skillpet route, keeps conversations and serves
+	// the component's init and clear endpoints beside stream (CONTRACT.md
+	// §9; see Conversation). Default none: every turn stands alone.
+	Conversation *Conversation `json:"conversation,omitempty"`
 }
