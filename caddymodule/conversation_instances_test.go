@@ -48,7 +48,14 @@ http://` + addr + ` {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(os.Args[0])
+	// Not os.Args[0]: caddytest rewrites os.Args to "caddy run …" when it
+	// starts its in-process Caddy, and an earlier test in this package may
+	// have done so.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfg, "HOME="+dir,
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
