@@ -43,6 +43,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		endpoint_id        <int>
 //		reasoning_title    <text>
 //		fallback_text      <text>
+//		think_tags         auto | prefilled | off
+//		text_tools         off | hermes
 //		max_sse_line       <size>
 //		max_reply          <size>
 //		max_tag            <size>
@@ -50,6 +52,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_key            <size>
 //		max_depth          <int>
 //		max_tool_calls     <int>
+//		validate [{ retries <n>; artifact_tools <name>...; expected_mode <mode> }]
+//		conversation       { … }       # see parseConversation
 //	}
 //
 // Settings are checked when the config is provisioned, so that `caddy
@@ -113,6 +117,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.One(d, &r.ReasoningTitle)
 		case "fallback_text":
 			err = cfargs.One(d, &r.FallbackText)
+		case "think_tags":
+			err = cfargs.One(d, &r.ThinkTags)
+		case "text_tools":
+			err = cfargs.One(d, &r.TextTools)
 		case "max_sse_line":
 			err = cfargs.SizeInt(d, &r.Limits.MaxSSELineBytes)
 		case "max_reply":
@@ -127,6 +135,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.Int(d, &r.Limits.MaxDepth)
 		case "max_tool_calls":
 			err = cfargs.Int(d, &r.Limits.MaxToolCalls)
+		case "validate":
+			r.Validate, err = parseValidate(d)
+		case "conversation":
+			r.Conversation, err = parseConversation(d)
 		default:
 			return d.Errf("unrecognized llm_stream option %q", name)
 		}

@@ -30,12 +30,24 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		"system_prompt without file": {"llm_stream {\n\tsystem_prompt\n}", "system_prompt: missing value"},
 		// Checked when the Caddyfile is adapted, not only at provisioning
 		// (CONTRACT §3): each names the setting.
-		"unknown protocol":       {"llm_stream {\n\tprotocol gymbo\n}", `protocol: unknown protocol "gymbo"`},
-		"no protocol":            {"llm_stream {\n\tformat text\n}", "protocol"},
-		"missing prompt file":    {"llm_stream {\n\tprotocol gymbro\n\tsystem_prompt nope.md\n}", "system_prompt: reading nope.md"},
-		"unreadable tools":       {"llm_stream {\n\tprotocol gymbro\n\ttools testdata/bad_tools.json\n}", "tools: testdata/bad_tools.json"},
-		"undefined tool_choice":  {"llm_stream {\n\tprotocol gymbro\n\ttool ask_user\n\ttool_choice search\n}", `tool_choice: "search"`},
-		"skillpet without model": {"llm_stream {\n\tprotocol skillpet\n\trequest_format skillpet\n}", "model"},
+		"unknown protocol":        {"llm_stream {\n\tprotocol gymbo\n}", `protocol: unknown protocol "gymbo"`},
+		"no protocol":             {"llm_stream {\n\tformat text\n}", "protocol"},
+		"missing prompt file":     {"llm_stream {\n\tprotocol gymbro\n\tsystem_prompt nope.md\n}", "system_prompt: reading nope.md"},
+		"unreadable tools":        {"llm_stream {\n\tprotocol gymbro\n\ttools testdata/bad_tools.json\n}", "tools: testdata/bad_tools.json"},
+		"undefined tool_choice":   {"llm_stream {\n\tprotocol gymbro\n\ttool ask_user\n\ttool_choice search\n}", `tool_choice: "search"`},
+		"skillpet without model":  {"llm_stream {\n\tprotocol skillpet\n\trequest_format skillpet\n}", "model"},
+		"unknown think_tags":      {"llm_stream {\n\tprotocol openai\n\tthink_tags always\n}", `think_tags: unknown setting "always" (want auto, prefilled or off)`},
+		"unknown text_tools":      {"llm_stream {\n\tprotocol openai\n\ttext_tools mistral\n}", `text_tools: unknown convention "mistral" (want off or hermes)`},
+		"think_tags twice":        {"llm_stream {\n\tthink_tags off\n\tthink_tags auto\n}", "think_tags: specified more than once"},
+		"validate argument":       {"llm_stream {\n\tprotocol openai\n\tvalidate on\n}", `validate: unexpected argument "on"`},
+		"validate unknown option": {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tretry 1\n\t}\n}", `unrecognized validate option "retry"`},
+		"validate duplicate":      {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tretries 1\n\t\tretries 2\n\t}\n}", "validate: retries: specified more than once"},
+		"validate bad retries":    {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tretries once\n\t}\n}", `retries: invalid number "once"`},
+		"validate too many":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tretries 9\n\t}\n}", "validate.retries: 9 is out of range"},
+		"validate no tools":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tartifact_tools\n\t}\n}", "artifact_tools: missing value"},
+		"validate bad mode":       {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\texpected_mode maybe\n\t}\n}", `validate.expected_mode: unknown mode "maybe"`},
+		"show_retries argument":   {"llm_stream {\n\tprotocol openai\n\tvalidate {\n\t\tshow_retries yes\n\t}\n}", `show_retries: unexpected argument "yes"`},
+		"validate twice":          {"llm_stream {\n\tprotocol openai\n\tvalidate\n\tvalidate\n}", "validate: specified more than once"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -72,6 +84,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		endpoint_id 7
 		reasoning_title "Deep thought"
 		fallback_text "try again"
+		think_tags prefilled
+		text_tools hermes
 		max_sse_line 2KiB
 		max_reply 1MB
 		max_tag 100
@@ -105,6 +119,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{"endpoint_id", r.EndpointID, 7},
 		{"reasoning_title", r.ReasoningTitle, "Deep thought"},
 		{"fallback_text", r.FallbackText, "try again"},
+		{"think_tags", r.ThinkTags, "prefilled"},
+		{"text_tools", r.TextTools, "hermes"},
 		{"max_sse_line", r.Limits.MaxSSELineBytes, 2048},
 		{"max_reply", r.Limits.MaxReplyBytes, int64(1000000)},
 		{"max_tag", r.Limits.MaxTagBytes, 100},

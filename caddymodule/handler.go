@@ -50,7 +50,8 @@ type Handler struct {
 	pool     *sync.Pool // *pipeline.Pipeline
 	logger   *zap.Logger
 	metrics  *metrics
-	clock    clock // the stream timers' clock; nil is the system's (tests set one)
+	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
+	conv     *conversationRoute // the conversation block; nil without one (conversation.go)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -80,7 +81,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return p
 	}}
 	h.metrics, err = registerMetrics(ctx.GetMetricsRegistry())
-	return err
+	if err != nil {
+		return err
+	}
+	return h.provisionConversation()
 }
 
 // Validate checks the settings Provision resolved.
@@ -95,6 +99,11 @@ func (h *Handler) Validate() error {
 // reply. Requests other than POST pass through untouched (a GET /v1/models
 // behind the same matcher).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// A conversation route answers init, clear and the rest itself, and
+	// streams only POST …/stream (conversation.go).
+	if h.conv != nil && h.conv.serveEndpoint(w, r) {
+		return nil
+	}
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
@@ -131,7 +140,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if f := h.settings.Request; f != nil && f.UpstreamHeader != nil {
 		f.UpstreamHeader(r.Header)
 	}
+	// A conversation turn puts the stored history before the new message
+	// and holds the conversation until the reply is stored
+	// (conversation_turn.go).
+	turn, shaped, refuse := h.beginTurn(r, rid, body, shaped, &info)
+	if refuse != nil {
+		refuse(w)
+		return nil
+	}
+	defer turn.end()
 	setBody(r, shaped)
+	check, rerr := h.validation(shaped, repl)
+	if rerr != nil {
+		h.reject(w, rid, rerr)
+		return nil
+	}
 
 	meta := transform.Meta{
 		MessageID:  newID("msg_"),
@@ -153,7 +176,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 
 	p := h.pool.Get().(*pipeline.Pipeline)
-	p.Reset(h.proto.NewEncoder(meta), meta)
+	p.Reset(turn.encoder(h.proto.NewEncoder(meta), meta), meta)
+	p.Validate(check)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h, p, meta, r.Context(), cancel)
 	if h.proto.EarlyStart {
@@ -166,7 +190,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.record(r, meta, info.LeftOut, p, sw, start)
 		h.pool.Put(p)
 	}()
-	return h.proxy(sw, r.WithContext(ctx), next)
+	return h.attempts(sw, r.WithContext(ctx), shaped, next)
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy
@@ -285,5 +309,6 @@ func newID(prefix string) string {
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )

@@ -26,8 +26,9 @@ type keepalive struct {
 	idle, beat time.Duration
 
 	// ended reports whether the client's stream is over (its terminal
-	// event or refusal went out).
-	ended func() bool
+	// event or refusal went out); replyDone whether the upstream's reply
+	// is (the stream ended, or a retry is due), nil meaning ended.
+	ended, replyDone func() bool
 	// onIdle runs when the upstream was silent for idle; onRelease when
 	// the idle timer fires after the stream ended (the upstream is let go);
 	// onBeat when nothing was written to the client for beat.
@@ -87,6 +88,18 @@ func (ka *keepalive) upstreamActive() { ka.lastUpstream = ka.clock.Now() }
 // wrote records a write to the client.
 func (ka *keepalive) wrote() { ka.lastWrite = ka.clock.Now() }
 
+// newReply measures the upstream's silence afresh for the next reply of
+// the stream (a retry): idle_timeout applies to each reply.
+func (ka *keepalive) newReply() {
+	ka.lastUpstream = ka.clock.Now()
+	switch {
+	case ka.idle > 0:
+		ka.armIdle(ka.idle)
+	case ka.idleTimer != nil:
+		ka.idleTimer.Stop() // it may be armed for doneGrace
+	}
+}
+
 // armIdle (re)arms the idle timer to fire after d.
 func (ka *keepalive) armIdle(d time.Duration) {
 	if ka.idleTimer == nil {
@@ -106,7 +119,11 @@ func (ka *keepalive) idleFired() {
 	if ka.stopped {
 		return
 	}
-	if ka.ended() {
+	done := ka.ended
+	if ka.replyDone != nil {
+		done = ka.replyDone
+	}
+	if done() {
 		ka.onRelease()
 		return
 	}

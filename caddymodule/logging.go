@@ -53,6 +53,10 @@ func (h *Handler) record(r *http.Request, meta transform.Meta, leftOut string, p
 	if leftOut != "" {
 		fields = append(fields, zap.String("left_out", leftOut))
 	}
+	if len(sum.Retries) > 0 {
+		// Codes only: a failure's detail may quote the reply.
+		fields = append(fields, zap.Int("retries", len(sum.Retries)), zap.Strings("retry_reasons", sum.Retries))
+	}
 	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
 		extra.Add(zap.Dict("llm_stream", fields...))
 	}

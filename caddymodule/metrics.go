@@ -17,6 +17,7 @@ type metrics struct {
 	rejections *prometheus.CounterVec
 	ttft       *prometheus.HistogramVec
 	violations *prometheus.CounterVec
+	retries    *prometheus.CounterVec
 }
 
 var (
@@ -44,6 +45,10 @@ func newMetrics() *metrics {
 			Namespace: ns, Subsystem: sub, Name: "violations_total",
 			Help: "Structural violations found in model replies, by protocol and format.",
 		}, []string{"protocol", "format"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "retries_total",
+			Help: "Replies retried because they failed validation, by the failure code that caused the retry.",
+		}, []string{"reason"}),
 	}
 }
 
@@ -55,7 +60,7 @@ func registerMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return sharedMetrics, nil
 	}
 	m := sharedMetrics
-	for _, c := range []prometheus.Collector{m.streams, m.rejections, m.ttft, m.violations} {
+	for _, c := range []prometheus.Collector{m.streams, m.rejections, m.ttft, m.violations, m.retries} {
 		var already prometheus.AlreadyRegisteredError
 		if err := reg.Register(c); err != nil && !errors.As(err, &already) {
 			return nil, err
@@ -74,6 +79,10 @@ func (m *metrics) finished(protocol, format, outcome, finish string, ttft time.D
 		m.violations.WithLabelValues(protocol, format).Add(float64(violations))
 	}
 }
+
+// retried counts one retry of a reply that failed validation; reason is
+// a validate failure code, a fixed set.
+func (m *metrics) retried(reason string) { m.retries.WithLabelValues(reason).Inc() }
 
 // rejected counts a request refused before the upstream.
 func (m *metrics) rejected(code string) { m.rejections.WithLabelValues(code).Inc() }

@@ -103,6 +103,7 @@ func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, me
 	}
 	sw.keep = newKeepalive(&sw.mu, h.clock, h.settings.IdleTimeout, beat)
 	sw.keep.ended, sw.keep.onIdle, sw.keep.onRelease, sw.keep.onBeat = p.Ended, sw.idleTimeout, sw.release, sw.heartbeat
+	sw.keep.replyDone = sw.replyDone
 	return sw
 }
 
@@ -209,8 +210,8 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	if sw.gone {
 		return 0, errClientGone
 	}
-	if sw.p.Ended() {
-		return len(p), nil // the stream is over; cancelling the upstream ends this
+	if sw.replyDone() {
+		return len(p), nil // the reply is over; cancelling the upstream ends this
 	}
 	sw.out = sw.p.Feed(sw.out[:0], p)
 	sw.send()
@@ -219,10 +220,11 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 		// The upstream may still be generating (and billing) a reply no one
 		// will read.
 		sw.cancel(errUpstreamDone)
-	case sw.p.Ended():
-		// Complete at [DONE]: the upstream normally closes at once, and
-		// cancelling it now would make the proxy log an aborted response.
-		// One that holds its connection open is let go after doneGrace.
+	case sw.replyDone():
+		// Complete at [DONE] (or refused by validation, with a retry
+		// due): the upstream normally closes at once, and cancelling it
+		// now would make the proxy log an aborted response. One that holds
+		// its connection open is let go after doneGrace.
 		sw.keep.armIdle(doneGrace)
 	}
 	if sw.gone {

@@ -33,6 +33,8 @@ func (sw *streamWriter) finish(proxyErr error) {
 			sw.send()
 		}
 		return
+	case sw.p.RetryPending(): // the retry ends it (writer_retry.go)
+		return
 	case sw.clientLeft():
 		return
 	case sw.timedOut:
@@ -63,7 +65,7 @@ func (sw *streamWriter) abort() bool {
 		return false
 	}
 	switch {
-	case sw.p.Ended():
+	case sw.replyDone():
 	case sw.mode == modeRefused:
 		// The upstream refused and its error body broke off: still a
 		// refusal (CONTRACT §6), answered as finish would, with what came

@@ -10,6 +10,8 @@ import (
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/request"
+	"github.com/llmstream/llmstream/transform/texttools"
+	"github.com/llmstream/llmstream/transform/validate"
 )
 
 // The defaults Route.Load applies.
@@ -21,6 +23,8 @@ const (
 	DefaultHeartbeat      = 15 * time.Second
 	DefaultIdleTimeout    = 120 * time.Second
 	DefaultProvider       = "openai"
+	DefaultThinkTags      = "auto"
+	DefaultTextTools      = "off"
 )
 
 // The accepted values of the enumerated settings, in the order error
@@ -42,6 +46,14 @@ var (
 		}
 		return names
 	}()
+	thinkTags = transform.ThinkTagsNames()
+	textTools = func() []string {
+		names := []string{DefaultTextTools}
+		for _, c := range texttools.Conventions() {
+			names = append(names, c.Name)
+		}
+		return names
+	}()
 	protocols = func() []string {
 		var names []string
 		for _, p := range pipeline.Protocols() {
@@ -56,6 +68,10 @@ var (
 type Settings struct {
 	// RequestFormat, PromptMode and Format are the validated names.
 	RequestFormat, PromptMode, Format string
+	// ThinkTags is the validated think_tags setting; TextTools the
+	// text_tools convention, "" when off.
+	ThinkTags transform.ThinkTags
+	TextTools string
 	// Protocol is the validated protocol name.
 	Protocol string
 	// Request and Proto are the rows of the request format and the
@@ -86,15 +102,22 @@ type Settings struct {
 	Limits transform.Limits
 	// Shaper rewrites this route's request bodies.
 	Shaper request.Shaper
+	// ToolSchemas are the configured tools' schemas, compiled.
+	ToolSchemas *validate.Schemas
+	// Validate is the validate block resolved, nil when it is off.
+	Validate *ValidateSettings
+	// Conversation is the route's conversation settings; nil without one.
+	Conversation *ConversationSettings
 }
 
-// ParserOptions returns the options for this route's format parser. The
-// caller sets ThinkOpenInPrompt, which depends on the prompt.
+// ParserOptions returns the options for this route's format parser.
 func (s *Settings) ParserOptions() transform.ParserOptions {
 	return transform.ParserOptions{
 		Limits:         s.Limits,
 		ReasoningTitle: s.ReasoningTitle,
 		FallbackText:   s.FallbackText,
+		ThinkTags:      s.ThinkTags,
+		TextTools:      s.TextTools,
 	}
 }
 
@@ -120,6 +143,9 @@ func (r *Route) Load(root string) (*Settings, error) {
 	if err := s.checkNames(); err != nil {
 		return nil, err
 	}
+	if err := s.checkRawServed(r); err != nil {
+		return nil, err
+	}
 	if err := r.checkNumbers(s); err != nil {
 		return nil, err
 	}
@@ -133,6 +159,14 @@ func (r *Route) Load(root string) (*Settings, error) {
 	}
 	if err := s.checkToolChoice(); err != nil {
 		return nil, err
+	}
+	if err := s.loadValidate(r.Validate); err != nil {
+		return nil, err
+	}
+	if r.Conversation != nil {
+		if s.Conversation, err = loadConversation(r.Conversation, s); err != nil {
+			return nil, err
+		}
 	}
 	s.Shaper = request.Shaper{
 		Format:     s.Request,
@@ -167,6 +201,23 @@ func (s *Settings) checkNames() error {
 	// OpenAI upstream refuses a request without one (CONTRACT.md §3 model).
 	if s.Model == "" && s.Request.NoModel {
 		return errorf("model", "request_format %s requires model", s.RequestFormat)
+	}
+	return nil
+}
+
+// checkRawServed checks think_tags and text_tools (CONTRACT.md §8).
+func (s *Settings) checkRawServed(r *Route) error {
+	tt := orDefault(r.ThinkTags, DefaultThinkTags)
+	if err := oneOf("think_tags", "setting", tt, thinkTags); err != nil {
+		return err
+	}
+	s.ThinkTags, _ = transform.ParseThinkTags(tt)
+	tools := orDefault(r.TextTools, DefaultTextTools)
+	if err := oneOf("text_tools", "convention", tools, textTools); err != nil {
+		return err
+	}
+	if tools != DefaultTextTools {
+		s.TextTools = tools
 	}
 	return nil
 }
@@ -260,7 +311,7 @@ func (s *Settings) loadTools(files, builtins []string, root string) error {
 		s.Tools = append(s.Tools, t.def)
 		s.ToolNames = append(s.ToolNames, t.name)
 	}
-	return nil
+	return s.compileTools(all)
 }
 
 // checkToolChoice checks that a tool_choice naming a function names a

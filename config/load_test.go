@@ -116,6 +116,8 @@ func TestLoadErrors(t *testing.T) {
 		{"protocol_missing", Route{}, "protocol", "protocol is required (want " + list(protocols) + ")"},
 		{"protocol_unknown", Route{Protocol: "gymbo"}, "protocol", `protocol: unknown protocol "gymbo" (want ` + list(protocols) + ")"},
 		{"format_unknown", Route{Protocol: "openai", Format: "xml"}, "format", `format: unknown format "xml" (want ` + list(formats) + ")"},
+		{"think_tags_unknown", Route{Protocol: "openai", ThinkTags: "on"}, "think_tags", `think_tags: unknown setting "on" (want auto, prefilled or off)`},
+		{"text_tools_unknown", Route{Protocol: "openai", TextTools: "qwen"}, "text_tools", `text_tools: unknown convention "qwen" (want ` + list(textTools) + ")"},
 		{"request_format_unknown", Route{Protocol: "openai", RequestFormat: "xml"}, "request_format", `request_format: unknown request format "xml" (want ` + list(requestFormats) + ")"},
 		{"mode_unknown", Route{Protocol: "openai", SystemPromptMode: "insert"}, "system_prompt_mode", `system_prompt_mode: unknown mode "insert" (want prepend, append or replace)`},
 		{"skillpet_requires_model", Route{Protocol: "skillpet", RequestFormat: "skillpet"}, "model", "request_format skillpet requires model"},
@@ -147,6 +149,13 @@ func TestLoadErrors(t *testing.T) {
 		{"tool_unknown", Route{Protocol: "openai", Tool: []string{"web_search"}}, "tool", `tool: unknown built-in tool "web_search" (known: ask_user)`},
 		{"tool_choice_unknown", Route{Protocol: "openai", Tools: []string{"tools/search.json"}, Tool: []string{"ask_user"}, ToolChoice: "foo"}, "tool_choice", `tool_choice: "foo" names no configured tool (have search, ask_user)`},
 		{"tool_choice_no_tools", Route{Protocol: "openai", ToolChoice: "search"}, "tool_choice", `tool_choice: "search" names no configured tool (have none)`},
+		{"tools_schema_does_not_compile", Route{Protocol: "openai", Tools: []string{"tools/badschema.json"}}, "tools", `tools: tools/badschema.json: tool "broken": parameters: "schema#" is not valid against metaschema…`},
+		{"validate_retries_negative", Route{Protocol: "openai", Validate: &Validate{Retries: intp(-1)}}, "validate.retries", "validate.retries: -1 is out of range (0 to 5)"},
+		{"validate_retries_too_many", Route{Protocol: "openai", Validate: &Validate{Retries: intp(6)}}, "validate.retries", "validate.retries: 6 is out of range (0 to 5)"},
+		{"validate_mode_unknown", Route{Protocol: "openai", Validate: &Validate{ExpectedMode: "artefact"}}, "validate.expected_mode", `validate.expected_mode: unknown mode "artefact" (want answer, artifact or clarify, or a placeholder)`},
+		{"validate_artifact_tools_empty", Route{Protocol: "openai", Validate: &Validate{ArtifactTools: []string{""}}}, "validate.artifact_tools", "validate.artifact_tools: empty tool name"},
+		{"validate_artifact_tools_wrong_format", Route{Protocol: "openai", Format: "aiplan", Validate: &Validate{ArtifactTools: []string{"x"}}}, "validate.artifact_tools", "validate.artifact_tools: applies to format final_result or auto, not aiplan"},
+		{"validate_expected_mode_wrong_format", Route{Protocol: "openai", Format: "thinkingml", Validate: &Validate{ExpectedMode: "answer"}}, "validate.expected_mode", "validate.expected_mode: applies to format final_result or auto, not thinkingml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +181,47 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("message = %q\n   want %q", err, tt.msg)
 			}
 		})
+	}
+}
+
+func intp(n int) *int { return &n }
+
+func TestLoadValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		route Route
+		want  *ValidateSettings
+	}{
+		{"off", Route{Protocol: "openai"}, nil},
+		{"defaults", Route{Protocol: "openai", Validate: &Validate{}}, &ValidateSettings{Retries: 1, Terminal: true}},
+		{"set", Route{Protocol: "aisdk", Format: "final_result", Validate: &Validate{Retries: intp(0), ArtifactTools: []string{"generate_pptx", "render_pdf"}, ExpectedMode: "artifact"}},
+			&ValidateSettings{ArtifactTools: []string{"generate_pptx", "render_pdf"}, ExpectedMode: "artifact", Terminal: true}},
+		{"placeholder", Route{Protocol: "openai", Validate: &Validate{ExpectedMode: "{http.request.header.X-Expected-Mode}"}},
+			&ValidateSettings{Retries: 1, ExpectedMode: "{http.request.header.X-Expected-Mode}", Terminal: true}},
+		{"tools_only_format", Route{Protocol: "openai", Format: "aiplan", Validate: &Validate{Retries: intp(2), ShowRetries: true}}, &ValidateSettings{Retries: 2, ShowRetries: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := tt.route.Load("testdata")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Validate, tt.want) {
+				t.Errorf("Validate = %+v, want %+v", s.Validate, tt.want)
+			}
+		})
+	}
+}
+
+func TestExpectedModeFor(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{{"artifact", "artifact", true}, {" answer ", "answer", true}, {"", "", true}, {"Artifact", "Artifact", false}, {"x", "x", false}} {
+		if got, ok := ExpectedModeFor(tt.in); got != tt.want || ok != tt.ok {
+			t.Errorf("ExpectedModeFor(%q) = %q, %v", tt.in, got, ok)
+		}
 	}
 }
 

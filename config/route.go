@@ -69,6 +69,32 @@ type Route struct {
 	// §4). Default "auto".
 	Format string `json:"format,omitempty"`
 
+	// ThinkTags says how <think> tags the model writes in its content are
+	// read (CONTRACT.md §8; models served raw by llama.cpp, or vLLM and
+	// SGLang without a reasoning parser): "auto" takes a <think>…</think>
+	// block at the start of the content as reasoning, and reads a model
+	// whose chat template opens <think> in the prompt (DeepSeek-R1 and its
+	// distills, QwQ, Qwen3 *-Thinking-2507: transform/thinktags Families,
+	// by the model name the upstream reports) as "prefilled";
+	// "prefilled" takes everything before the first </think> as
+	// reasoning, unless the reasoning came natively (reasoning_content);
+	// "off" leaves the content as written. An empty <think></think> is
+	// dropped; under format auto the format is detected after the
+	// reasoning. A reply that never closes its reasoning repeats it as the
+	// answer (up to limits.max_block, violation think_unclosed). Applies to
+	// every format; thinkingml keeps its own <think> block. Default "auto".
+	ThinkTags string `json:"think_tags,omitempty"`
+
+	// TextTools names how the model writes tool calls as text, for servers
+	// without a tool parser (CONTRACT.md §8): "hermes" reads
+	// <tool_call>{"name": …, "arguments": …}</tool_call> blocks (Hermes,
+	// Qwen 2.5/3) as tool calls in every protocol, streamed, with
+	// finish_reason tool_calls; "off" reads none. It applies to format text
+	// and to auto, which then takes a leading <tool_call> for text. A
+	// block that is not a call is delivered as text with the violation
+	// bad_tool_call. Default "off".
+	TextTools string `json:"text_tools,omitempty"`
+
 	// Protocol is what the client gets, a row of the protocol table
 	// (transform/pipeline): "gymbro", "jsonseq", "skillpet", "aisdk",
 	// "openai", … (CONTRACT.md §5, README "Protocols"). Required.
@@ -104,4 +130,14 @@ type Route struct {
 	// Limits bounds what one stream may buffer; each zero field takes its
 	// default (see transform.Limits).
 	Limits transform.Limits `json:"limits,omitzero"`
+
+	// Validate makes the checks of a reply act: retries, the terminal-state
+	// rules of a FinalResult, tool calls held until they pass their
+	// schemas (CONTRACT.md §10; see Validate). Default off: tool calls are
+	// still checked, and a failure is a violation.
+	Validate *Validate `json:"validate,omitempty"`
+	// Conversation, on a skillpet route, keeps conversations and serves
+	// the component's init and clear endpoints beside stream (CONTRACT.md
+	// §9; see Conversation). Default none: every turn stands alone.
+	Conversation *Conversation `json:"conversation,omitempty"`
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmstream/llmstream/transform"
 )
 
 func TestDurationJSON(t *testing.T) {
@@ -84,6 +86,8 @@ func TestRouteJSON(t *testing.T) {
 		"endpoint_id": 3,
 		"reasoning_title": "Plan",
 		"fallback_text": "Try again.",
+		"think_tags": "prefilled",
+		"text_tools": "hermes",
 		"limits": {"max_sse_line": 4096, "max_reply": 1048576, "max_tag": 32, "max_block": 1024, "max_key": 64, "max_depth": 16, "max_tool_calls": 4}
 	}`
 	var r Route
@@ -121,6 +125,10 @@ func TestRouteJSON(t *testing.T) {
 		{"endpoint_id", s.EndpointID, 3},
 		{"reasoning_title", s.ReasoningTitle, "Plan"},
 		{"fallback_text", s.FallbackText, "Try again."},
+		{"think_tags", s.ThinkTags, transform.ThinkTagsPrefilled},
+		{"text_tools", s.TextTools, "hermes"},
+		{"parser think_tags", s.ParserOptions().ThinkTags, transform.ThinkTagsPrefilled},
+		{"parser text_tools", s.ParserOptions().TextTools, "hermes"},
 		{"limits.max_sse_line", s.Limits.MaxSSELineBytes, 4096},
 		{"limits.max_reply", s.Limits.MaxReplyBytes, int64(1048576)},
 		{"limits.max_tag", s.Limits.MaxTagBytes, 32},

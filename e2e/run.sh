@@ -22,6 +22,9 @@ cd "$root"
 
 base=http://127.0.0.1:18080
 log=$(mktemp "${TMPDIR:-/tmp}/llmstream-e2e-caddy.XXXXXX")
+# Caddy's data directory for the run: the conversation route keeps its
+# conversations there (the default file store), and they go with it.
+data=$(mktemp -d "${TMPDIR:-/tmp}/llmstream-e2e-data.XXXXXX")
 caddy_pid=
 
 stop_caddy() {
@@ -34,6 +37,7 @@ stop_caddy() {
 cleanup() {
 	local rc=$?
 	stop_caddy
+	rm -rf "$data"
 	if [ "$rc" -ne 0 ] && [ -s "$log" ]; then
 		echo "Caddy's log is kept in $log" >&2
 	else
@@ -75,7 +79,7 @@ step "bundling examples/aisdk-page"
 (cd examples/aisdk-page && npm run --silent build)
 
 step "starting Caddy with e2e/Caddyfile"
-./caddy run --config e2e/Caddyfile --adapter caddyfile >"$log" 2>&1 &
+XDG_DATA_HOME=$data ./caddy run --config e2e/Caddyfile --adapter caddyfile >"$log" 2>&1 &
 caddy_pid=$!
 ready=
 for _ in $(seq 1 100); do

@@ -33,3 +33,14 @@ const (
 	// tool calls, a violation for aiplan's, whose text is answer text.
 	CodeTooManyToolCalls = "too_many_tool_calls"
 )
+
+// FailedStatus is the HTTP status of a response that is one JSON body (a
+// client that asked for no stream) when its reply failed with code: 504
+// when the upstream fell silent, 502 for every other failure (the upstream,
+// or the model's reply through it). The SDKs raise an APIError for both.
+func FailedStatus(code string) int {
+	if code == CodeUpstreamTimeout {
+		return 504
+	}
+	return 502
+}

@@ -1,5 +1,7 @@
 package transform
 
+import "strconv"
+
 // Parser turns a model's reply text into events, incrementally. Every format
 // (thinkingml, jsonl, aiplan, final_result, text) implements it.
 //
@@ -40,10 +42,57 @@ type ParserOptions struct {
 	// FallbackText is the aiplan safe-fallback answer (specs/003 错误处理标准),
 	// sent when a reply is not a usable AIPlan and no answer text was sent.
 	FallbackText string
-	// ThinkOpenInPrompt says the prompt already opened <think>, so the reply
-	// starts inside it and only </think> appears (PARSING.md TM08).
-	ThinkOpenInPrompt bool
+	// ThinkTags says how <think> tags the model writes in its content are
+	// read (CONTRACT.md §8, transform/thinktags): ThinkTagsAuto (the zero
+	// value), ThinkTagsPrefilled or ThinkTagsOff. The pipeline applies it
+	// in front of every format, so that one setting covers them all.
+	ThinkTags ThinkTags
+	// TextTools names the convention by which the model writes tool calls
+	// as text, a row of the texttools table ("hermes"); "" reads none
+	// (CONTRACT.md §8). The text format, and auto when it finds text,
+	// apply it.
+	TextTools string
 }
+
+// ThinkTags is how <think> tags in the content are read (CONTRACT.md §8).
+type ThinkTags uint8
+
+// The think_tags settings.
+const (
+	// ThinkTagsAuto takes a <think>…</think> block at the start of the
+	// content as reasoning, and behaves as ThinkTagsPrefilled for the model
+	// families whose chat template opens <think> in the prompt.
+	ThinkTagsAuto ThinkTags = iota
+	// ThinkTagsPrefilled also takes everything before the first </think>
+	// as reasoning: the chat template opened <think> (PARSING.md TM08).
+	ThinkTagsPrefilled
+	// ThinkTagsOff leaves the content as the model wrote it.
+	ThinkTagsOff
+)
+
+var thinkTagsNames = [...]string{"auto", "prefilled", "off"}
+
+// String returns the setting as the think_tags option spells it.
+func (t ThinkTags) String() string {
+	if int(t) < len(thinkTagsNames) {
+		return thinkTagsNames[t]
+	}
+	return "think_tags(" + strconv.Itoa(int(t)) + ")"
+}
+
+// ParseThinkTags returns the setting the think_tags option names.
+func ParseThinkTags(s string) (ThinkTags, bool) {
+	for i, n := range thinkTagsNames {
+		if s == n {
+			return ThinkTags(i), true
+		}
+	}
+	return 0, false
+}
+
+// ThinkTagsNames lists the think_tags values, in the order messages list
+// them.
+func ThinkTagsNames() []string { return thinkTagsNames[:] }
 
 // DefaultReasoningTitle is the default ParserOptions.ReasoningTitle.
 const DefaultReasoningTitle = "Thought"

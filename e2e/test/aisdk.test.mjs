@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { DefaultChatTransport, getToolName, isToolUIPart, readUIMessageStream } from 'ai';
 
 import { NodeChat } from './chat.mjs';
-import { CHUNKS, CUT_CHUNKS, CUTS, MOCKS, url } from './expected.mjs';
+import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, RAW_MOCKS, url } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 
 const aisdkFinish = { stop: 'stop', tool_calls: 'tool-calls' };
@@ -210,5 +210,30 @@ describe('aisdk: Chat (AbstractChat, what useChat runs)', () => {
         assert.ok(matchesPartial(text, partialAnswer(cut, chunk)), `got ${JSON.stringify(text)}`);
       });
     }
+  }
+});
+
+describe('aisdk: models served raw (think_tags, text_tools)', () => {
+  for (const [mock, want] of Object.entries(RAW_MOCKS)) {
+    for (const format of ['text', 'auto']) {
+      for (const chunk of CHUNKS) {
+        const api = `${BASE}/${want.prefix}aisdk/${format}/${mock}/${chunk}`;
+        test(`readUIMessageStream ${want.prefix}${format}/${mock}/${chunk}`, async () => {
+          const { message, chunks, errors } = await stream(api);
+          assert.deepEqual(errors, []);
+          assert.equal(chunks.at(-1).finishReason, aisdkFinish[want.finish]);
+          checkMessage(message, want);
+        });
+      }
+    }
+    test(`Chat ${want.prefix}text/${mock}/r`, async () => {
+      const chat = new NodeChat({ api: `${BASE}/${want.prefix}aisdk/text/${mock}/r` });
+      await chat.sendMessage({ text: '三分化训练怎么安排？' });
+      assert.deepEqual(chat.calls.errors, []);
+      assert.equal(chat.status, 'ready');
+      checkMessage(chat.messages[1], want);
+      assert.deepEqual(chat.calls.toolCalls.map((c) => ({ name: c.toolName, input: c.input })), want.toolCalls);
+      assert.equal(chat.calls.finishes[0].finishReason, aisdkFinish[want.finish]);
+    });
   }
 });

@@ -122,6 +122,8 @@ export const MOCKS = {
     // Phase ids 1, 3 and no serp_queries block: the structure is broken,
     // the text still arrives.
     violations: ['phase_order', 'missing_serp_queries'],
+    // jsonseq numbers phases 1, 2 on the wire (specs/001 §2) and says so.
+    jsonseqViolations: ['phase_order', 'phase_renumbered', 'missing_serp_queries'],
     finish: 'stop',
   },
   jsonl: {
@@ -223,10 +225,50 @@ export const MOCKS = {
     summary: tm.summary,
     queries: tm.queries,
     toolCalls: toolCalls('ask_user_call.json'),
-    violations: ['literal_final_tag'],
+    // The call's questions use the variant shapes skillpet normalises
+    // (specs/002 §5), which the ask_user schema itself does not allow:
+    // checked against it, they are a violation (CONTRACT.md §10).
+    violations: ['literal_final_tag', 'tool_args_invalid'],
     finish: 'tool_calls',
   },
 };
+
+/**
+ * RAW_MOCKS are the models served raw (CONTRACT.md §8), with the model name
+ * each mock reports and the routes that serve it: r1 through the ordinary
+ * gateway routes, whose think_tags is the default (auto reads the R1 family
+ * as prefilled), and qwen3_tools through the /raw/ routes, which add
+ * text_tools hermes.
+ */
+const r1 = read('r1.txt');
+const qwen3 = read('qwen3_tools.txt');
+export const RAW_MOCKS = {
+  r1: {
+    model: 'DeepSeek-R1-Distill-Qwen-7B',
+    prefix: '',
+    raw: r1,
+    // The reasoning up to </think>; the answer after it, its blank line
+    // trimmed.
+    answer: r1.slice(r1.indexOf('</think>') + '</think>'.length).trimStart(),
+    reasoning: [r1.slice(0, r1.indexOf('</think>'))],
+    phases: [],
+    toolCalls: [],
+    violations: [],
+    finish: 'stop',
+  },
+  qwen3_tools: {
+    model: 'Qwen3-8B',
+    prefix: 'raw/',
+    raw: qwen3,
+    answer: 'Let me look that up first.',
+    reasoning: [qwen3.slice(qwen3.indexOf('<think>') + '<think>'.length, qwen3.indexOf('</think>')).trimStart()],
+    phases: [],
+    toolCalls: toolCalls('search_call.json'),
+    violations: [],
+    finish: 'tool_calls',
+  },
+};
+for (const m of Object.values(RAW_MOCKS)) m.reasoningText = m.reasoning.join('');
 
 /**
  * The broken upstreams (truncate_after in e2e/Caddyfile): the mock cuts the
@@ -259,10 +301,11 @@ export function cutPrefix(cut, chunk) {
 }
 
 /**
- * upstreamFinish is the finish reason the mock itself sends (gymbro and
- * jsonseq report it as is): tool_calls only after native tool calls.
+ * upstreamFinish is the finish reason gymbro and jsonseq report: the
+ * mock's own (tool_calls after native tool calls), or tool_calls for the
+ * calls the model wrote as text under the mock's stop.
  */
-export const upstreamFinish = (mock) => (['native_tools', 'ask_user'].includes(mock) ? 'tool_calls' : 'stop');
+export const upstreamFinish = (mock) => (MOCKS[mock]?.toolCalls.length ? 'tool_calls' : 'stop');
 
 /** The whole reply's answer, whose start a cut-off stream delivers. */
 export const cutAnswer = (cut) => MOCKS[cut.full].answer;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import OpenAI, { APIError } from 'openai';
 
-import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL } from './expected.mjs';
+import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL, RAW_MOCKS } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
 
 const client = (format, mock, chunk) =>
@@ -193,4 +193,47 @@ describe('openai: truncated upstream', () => {
     assert.equal(body.error.code, 'upstream_error');
     assert.equal(body.error.message, 'upstream: the connection broke off mid-reply');
   });
+});
+
+describe('openai: models served raw (think_tags, text_tools)', () => {
+  const rawClient = (prefix, format, mock, chunk) =>
+    new OpenAI({ baseURL: `${BASE}/${prefix}openai/${format}/${mock}/${chunk}/v1`, apiKey: 'sk-e2e', maxRetries: 0, timeout: 30_000 });
+  for (const [mock, want] of Object.entries(RAW_MOCKS)) {
+    for (const format of ['text', 'auto']) {
+      for (const chunk of CHUNKS) {
+        test(`create({stream: true}) ${want.prefix}${format}/${mock}/${chunk}`, async () => {
+          const stream = await rawClient(want.prefix, format, mock, chunk).chat.completions.create({
+            ...params,
+            stream: true,
+            stream_options: { include_usage: true },
+          });
+          const got = await read(stream);
+          assert.equal(got.reasoning, want.reasoningText, 'reasoning_content is the reasoning the model wrote');
+          assert.equal(got.content, want.answer, 'content is the answer, without the tags');
+          assert.deepEqual(calls(got.tools), want.toolCalls);
+          assert.equal(got.finish, want.finish);
+          assert.deepEqual([...got.models], [want.model]);
+          checkUsage(got.usage);
+        });
+      }
+      test(`create({stream: false}) ${want.prefix}${format}/${mock}/13`, async () => {
+        const completion = await rawClient(want.prefix, format, mock, 13).chat.completions.create({ ...params, stream: false });
+        const [choice] = completion.choices;
+        assert.equal(choice.message.content, want.answer);
+        assert.equal(choice.message.reasoning_content, want.reasoningText);
+        assert.deepEqual(calls(choice.message.tool_calls), want.toolCalls);
+        assert.equal(choice.finish_reason, want.finish);
+      });
+    }
+    test(`.stream() helper ${want.prefix}text/${mock}/r`, async () => {
+      const runner = rawClient(want.prefix, 'text', mock, 'r').chat.completions.stream(params);
+      const argsDone = [];
+      runner.on('tool_calls.function.arguments.done', (e) => argsDone.push({ name: e.name, input: JSON.parse(e.arguments) }));
+      const completion = await runner.finalChatCompletion();
+      const [choice] = completion.choices;
+      assert.equal(choice.message.content, want.answer);
+      assert.deepEqual(argsDone, want.toolCalls, 'the helper saw each call complete');
+      assert.equal(choice.finish_reason, want.finish);
+    });
+  }
 });

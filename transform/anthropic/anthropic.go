@@ -24,12 +24,10 @@ import (
 	"github.com/llmstream/llmstream/transform"
 )
 
-// The response Content-Types: a stream is SSE (ContentType, the
-// protocol's usual one), one Message is JSON (ContentTypeJSON).
-const (
-	ContentType     = "text/event-stream"
-	ContentTypeJSON = "application/json"
-)
+// ContentType is the Content-Type of a stream; one Message (a client that
+// asked for no stream) is application/json, which the HTTP layer sets for
+// every one-body response.
+const ContentType = "text/event-stream"
 
 // Encoder writes one Messages API reply, streamed or whole (meta.Stream).
 type Encoder struct {
@@ -61,15 +59,6 @@ func New(meta transform.Meta) *Encoder {
 	e := &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK}
 	e.blocks.enc = e
 	return e
-}
-
-// ContentType returns the response Content-Type: text/event-stream when
-// streaming, else application/json.
-func (e *Encoder) ContentType() string {
-	if e.meta.Stream {
-		return ContentType
-	}
-	return ContentTypeJSON
 }
 
 // Status returns the HTTP status the response must have: 200 for a stream
@@ -162,10 +151,7 @@ func (e *Encoder) appendError(dst []byte, ev transform.Event) []byte {
 		code = transform.CodeUpstreamError
 	}
 	if !e.meta.Stream {
-		e.status = http.StatusBadGateway
-		if code == transform.CodeUpstreamTimeout {
-			e.status = http.StatusGatewayTimeout
-		}
+		e.status = transform.FailedStatus(code)
 		dst = appendError(dst, errorType(code), string(ev.Text), code, e.meta.RequestID)
 		return append(dst, '\n')
 	}

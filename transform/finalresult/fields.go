@@ -49,6 +49,10 @@ type result struct {
 	status     jsonstream.Keyword
 	seen       [numFields]bool
 	statusType jsonstream.Type
+	// messageType is the type of the last "message" value; ended says the
+	// object was read to its closing brace (Outcome).
+	messageType jsonstream.Type
+	ended       bool
 
 	artifacts    []byte // the raw array being read, bounded by MaxBlockBytes
 	hasArtifacts bool   // a non-empty artifacts array was sent
@@ -83,6 +87,7 @@ func (h *fields) FieldStart(id int, tk *jsonstream.Token) {
 		r.status.Reset() // the last status wins
 		r.statusType = tk.Type
 	case fMessage:
+		r.messageType = tk.Type
 		if tk.Type == jsonstream.TypeString {
 			p.OpenAnswer() // an empty message is an empty answer (JO22)
 		}

@@ -17,6 +17,7 @@ const (
 // closing brace.
 func (p *Parser) endResult(off int64) {
 	r := &p.result
+	r.ended = true
 	for _, f := range [...]int{fStatus, fMessage} {
 		if !r.seen[f] {
 			p.Violation(CodeMissingField, fieldNames[f], off)

@@ -1,11 +1,16 @@
 package format
 
-import "github.com/llmstream/llmstream/transform"
+import (
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/texttools"
+)
 
 // AutoParser detects the format from the first non-blank bytes of the reply
 // (CONTRACT §4, format auto) and hands the reply to that format's parser,
 // by the rows of the format table:
 //
+//   - the opening marker of the route's text_tools convention (a leading
+//     <tool_call>) → text, which reads the tool calls (CONTRACT.md §8);
 //   - '<' → the format with DetectTag (thinkingml);
 //   - '{', or a ```json fence line and then '{' → the object's top-level
 //     keys decide, whichever known key (a row's DetectKeys) comes first:
@@ -46,6 +51,10 @@ type keyScan struct {
 	isKey    bool // the current string is a top-level key
 	key      [maxDecisiveKey]byte
 	keyLen   int
+	// marker is the text_tools opening marker, nil when off; matched
+	// counts its bytes seen.
+	marker  []byte
+	matched int
 }
 
 type autoState uint8
@@ -54,6 +63,7 @@ const (
 	autoLead   autoState = iota // skipping blank bytes
 	autoFence                   // inside a ``` fence line
 	autoObject                  // scanning an object's top-level keys
+	autoMarker                  // matching the text_tools opening marker
 )
 
 const (
@@ -67,7 +77,21 @@ const (
 
 // NewAuto returns a parser that detects the reply's format.
 func NewAuto(opts transform.ParserOptions) *AutoParser {
-	return &AutoParser{opts: opts.WithDefaults()}
+	a := &AutoParser{opts: opts.WithDefaults()}
+	a.scan.marker = toolMarker(opts)
+	return a
+}
+
+// toolMarker returns the opening marker of the options' text_tools
+// convention when it can start a reply auto would otherwise give another
+// format, nil otherwise. A marker that starts like JSON or a fence would
+// be read as one; the table has none.
+func toolMarker(opts transform.ParserOptions) []byte {
+	conv, ok := texttools.Lookup(opts.TextTools)
+	if !ok || conv.Open[0] == '{' || conv.Open[0] == '`' {
+		return nil
+	}
+	return []byte(conv.Open)
 }
 
 // Feed scans p until the format is known, then forwards.
@@ -100,6 +124,12 @@ func (s *keyScan) step(c byte) (Name, bool) {
 			return "", false
 		case isBlank(c):
 			return "", false
+		case s.marker != nil && c == s.marker[0]:
+			if len(s.marker) == 1 {
+				return Text, true
+			}
+			s.state, s.matched = autoMarker, 1
+			return "", false
 		case c == '<' && tagFormat != "":
 			return tagFormat, true
 		case c == '{':
@@ -124,6 +154,18 @@ func (s *keyScan) step(c byte) (Name, bool) {
 			return Text, true
 		}
 		s.fence++
+		return "", false
+	case autoMarker:
+		if c != s.marker[s.matched] {
+			// Not the marker: its first byte decides as it would alone.
+			if s.marker[0] == '<' && tagFormat != "" {
+				return tagFormat, true
+			}
+			return Text, true
+		}
+		if s.matched++; s.matched == len(s.marker) {
+			return Text, true
+		}
 		return "", false
 	}
 	return s.object(c)
@@ -229,11 +271,18 @@ func (a *AutoParser) Close(emit transform.Emit) {
 
 // Reset readies a for a new reply.
 func (a *AutoParser) Reset() {
+	marker := a.scan.marker
 	*a = AutoParser{opts: a.opts, held: a.held[:0], made: a.made}
+	a.scan.marker = marker
 }
 
 // Detected returns the format the parser chose, or "" while undecided.
 func (a *AutoParser) Detected() Name { return a.name }
+
+// Chosen returns the parser of the format chosen, nil while undecided, so
+// that what it read can be asked of it (the checks of CONTRACT.md §10
+// read a FinalResult's status).
+func (a *AutoParser) Chosen() transform.Parser { return a.parser }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 

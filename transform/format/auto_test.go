@@ -21,6 +21,9 @@ type autoCase struct {
 // to, around it.
 var tight = transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 32}}
 
+// hermes reads tool calls written as text.
+var hermes = transform.ParserOptions{TextTools: "hermes"}
+
 // autoCases follow the rules of the AutoParser doc comment, in its order.
 var autoCases = []autoCase{
 	// '<' → thinkingml.
@@ -99,6 +102,17 @@ var autoCases = []autoCase{
 	{name: "limit/split", opts: tight, chunks: []string{`{"padding_p`, `adding_padding":1,`, `"thought":"t"}`}, want: Text},
 	{name: "limit/blanks", opts: tight, chunks: []string{strings.Repeat(" ", 32) + "<think>x</think>"}, want: Text},
 	{name: "limit/blanks_within", opts: tight, chunks: []string{strings.Repeat(" ", 31) + "<think>x</think>"}, want: ThinkingML},
+
+	// With text_tools, a leading opening marker is text, which reads the
+	// tool calls; '<' starting anything else is still thinkingml
+	// (CONTRACT.md §8).
+	{name: "tools/call", opts: hermes, chunks: []string{"\n<tool_call>\n{\"name\":\"f\"}\n</tool_call>"}, want: Text},
+	{name: "tools/split", opts: hermes, chunks: []string{"<tool", "_cal", "l>{\"name\":\"f\"}</tool_call>"}, want: Text},
+	{name: "tools/other_tag", opts: hermes, chunks: []string{"<think>x</think><final>a</final>"}, want: ThinkingML},
+	{name: "tools/almost", opts: hermes, chunks: []string{"<tool_cal>"}, want: ThinkingML},
+	{name: "tools/off", chunks: []string{"<tool_call>{\"name\":\"f\"}</tool_call>"}, want: ThinkingML},
+	{name: "tools/json_still_json", opts: hermes, chunks: []string{`{"thought":"t"}`}, want: AIPlan},
+	{name: "tools/cut_marker", opts: hermes, chunks: []string{"<tool_"}, want: Text},
 
 	// A reply that ends undecided is text.
 	{name: "close/empty", chunks: nil, want: Text},

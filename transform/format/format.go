@@ -14,6 +14,7 @@ import (
 	"github.com/llmstream/llmstream/transform/aiplan"
 	"github.com/llmstream/llmstream/transform/finalresult"
 	"github.com/llmstream/llmstream/transform/jsonl"
+	"github.com/llmstream/llmstream/transform/texttools"
 	"github.com/llmstream/llmstream/transform/thinkingml"
 )
 
@@ -43,14 +44,13 @@ type Format struct {
 	// DetectKeys are the top-level keys by which auto recognises a JSON
 	// object reply of this format: the first known key decides.
 	DetectKeys []string
-	// OwnsThink says the format's grammar handles <think> itself; for
-	// the others the pipeline drops a leading <think> or </think> that a
-	// provider echoed into the content of a natively reasoned reply.
+	// OwnsThink says the format's grammar handles a <think> block itself:
+	// the pipeline's think_tags stage (transform/thinktags) then reads
+	// only reasoning a prefilled <think> left open, and the format reads
+	// the rest. For the other formats the stage also reads a leading
+	// <think> block, and drops the tags a provider echoed into the
+	// content of a natively reasoned reply.
 	OwnsThink bool
-	// Detects says the format is a detector that may choose a format that
-	// owns <think> (auto): only an orphan </think>, which opens none, is
-	// dropped before it.
-	Detects bool
 }
 
 // formats is the format table, in the order messages list the names.
@@ -64,8 +64,18 @@ var formats = []*Format{
 		DetectKeys: []string{"thought", "response_mode", "direct_response", "tool_calls"}},
 	{Name: FinalResult, New: func(o transform.ParserOptions) transform.Parser { return finalresult.New(o) },
 		DetectKeys: []string{"status", "message", "clarify", "artifacts"}},
-	{Name: Text, New: func(transform.ParserOptions) transform.Parser { return NewText() }},
-	{Name: Auto, New: func(o transform.ParserOptions) transform.Parser { return NewAuto(o) }, Detects: true},
+	{Name: Text, New: newTextFormat},
+	{Name: Auto, New: func(o transform.ParserOptions) transform.Parser { return NewAuto(o) }},
+}
+
+// newTextFormat returns the text parser: with tool calls written as text when
+// the options name a text_tools convention (CONTRACT.md §8), plain
+// otherwise.
+func newTextFormat(o transform.ParserOptions) transform.Parser {
+	if conv, ok := texttools.Lookup(o.TextTools); ok {
+		return texttools.New(conv, o)
+	}
+	return NewText()
 }
 
 // Formats returns the format table's rows, in order. The rows are shared

@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzAuto checks, for any reply and any split of it (the first cut byte
-// also picks a tight block limit): no panic, well-formed events, the same
+// also picks a tight block limit and text_tools hermes): no panic, well-formed events, the same
 // format detected and the same normalized events and raw text as the
 // one-shot parse, those of the detected format's own parser, and, but for
 // thinkingml, whose raw text escapes literal <final> tags, the raw text
@@ -19,6 +19,7 @@ func FuzzAuto(f *testing.F) {
 	for _, tc := range autoCases {
 		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{1, 3, 17})
 	}
+	f.Add([]byte("<tool_call>{\"name\":\"f\"}</tool_call>"), []byte{8, 3, 17})
 	for _, tc := range textCases {
 		f.Add([]byte(strings.Join(tc.chunks, "")), []byte{0, 2, 5})
 	}
@@ -26,6 +27,9 @@ func FuzzAuto(f *testing.F) {
 		opts := transform.ParserOptions{}
 		if len(cuts) > 0 && cuts[0]%4 == 0 {
 			opts = tight
+		}
+		if len(cuts) > 0 && cuts[0]&8 != 0 {
+			opts.TextTools = "hermes" // a leading <tool_call> is text
 		}
 		a, b := NewAuto(opts), NewAuto(opts)
 		whole := transformtest.Run(a, data)

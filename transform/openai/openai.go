@@ -19,13 +19,10 @@ import (
 	"github.com/llmstream/llmstream/transform/jsonout"
 )
 
-// The response Content-Types: a streamed completion is SSE (ContentType,
-// the protocol's usual one), a whole one JSON (ContentTypeJSON);
-// Encoder.ContentType says which one a stream uses.
-const (
-	ContentType     = "text/event-stream"
-	ContentTypeJSON = "application/json"
-)
+// ContentType is the Content-Type of a streamed completion; a whole one
+// (a client that asked for no stream) is application/json, which the HTTP
+// layer sets for every one-body response.
+const ContentType = "text/event-stream"
 
 // ErrorType is the error.type of the error objects this encoder writes.
 const ErrorType = "upstream_error"
@@ -50,6 +47,8 @@ type Encoder struct {
 	toolStates []uint8
 	// toolCalls is set once a tool call was sent.
 	toolCalls bool
+	// serial streams the tool calls one after another.
+	serial serialCalls
 	// usage is the upstream's usage object, compacted; nil when none came.
 	usage []byte
 	// whole holds what a non-streamed completion accumulates.
@@ -69,16 +68,7 @@ func New(meta transform.Meta) *Encoder {
 		}
 	}
 	req, _ := meta.Request.(Request)
-	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK}
-}
-
-// ContentType returns the response Content-Type: text/event-stream when
-// streaming, else application/json.
-func (e *Encoder) ContentType() string {
-	if e.meta.Stream {
-		return ContentType
-	}
-	return ContentTypeJSON
+	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
 }
 
 // Status returns the HTTP status the response must have. A streamed
@@ -115,16 +105,24 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendReasoning(dst, "", ev.Text, "")
 	case transform.KindAnswerDelta:
 		dst = e.appendContent(dst, ev.Text)
-	case transform.KindToolCallStart:
-		dst = e.appendToolCallStart(dst, ev)
-	case transform.KindToolArgsDelta:
-		dst = e.appendToolArgsDelta(dst, ev)
-	case transform.KindToolCallEnd:
-		dst = e.appendToolCallEnd(dst, ev)
+	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		if e.meta.Stream {
+			dst = e.toolEvent(dst, ev)
+			break
+		}
+		switch ev.Kind {
+		case transform.KindToolCallStart:
+			dst = e.appendToolCallStart(dst, ev)
+		case transform.KindToolArgsDelta:
+			dst = e.appendToolArgsDelta(dst, ev)
+		default:
+			dst = e.appendToolCallEnd(dst, ev)
+		}
 	case transform.KindUsage:
 		e.noteUsage(ev.Text)
 	case transform.KindFinish:
 		e.done = true
+		dst = e.releaseCalls(dst, true)
 		reason := finishReason(ev.Code, e.toolCalls)
 		if e.meta.Stream {
 			dst = e.appendFinishChunks(dst, reason)
@@ -133,11 +131,9 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		}
 	case transform.KindError:
 		e.done = true
+		dst = e.releaseCalls(dst, true)
 		if !e.meta.Stream {
-			e.status = http.StatusBadGateway
-			if ev.Code == transform.CodeUpstreamTimeout {
-				e.status = http.StatusGatewayTimeout
-			}
+			e.status = transform.FailedStatus(ev.Code)
 		}
 		dst = e.appendError(dst, ev)
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
-// FuzzRouter streams any upstream body through the router (format text),
+// FuzzRouter streams any upstream body through the router (format text;
+// the first cut byte, when odd, adds think_tags prefilled and text_tools
+// hermes),
 // whole and cut where cuts says, and checks what holds whatever the
 // upstream sent (CONTRACT.md §7): no panic, the same events for both cuts,
 // well-formed events ending in exactly one finish or error, usage
@@ -33,10 +35,15 @@ func FuzzRouter(f *testing.F) {
 		`!{"choices":[{"index":1,"delta":{"content":"no"}},{"delta":{"content":"yes","tool_calls":[{"function":{"name":"f"}},{"id":"b","function":{"name":"g"}}]},"index":0}],"usage":{"a":1}}`,
 		`{"tool_calls":[{"function":{"arguments":"{}"}},{"function":{"arguments":"[]"}}]}`,
 		`!{"choices":[{"index":0,"delta":{},"finish_reason":"error","usage":{"b":2}}],"x_groq":{"usage":{"c":3}}}`)), []byte{40, 3})
+	f.Add([]byte(sseBody(`{"content":"r</th"}`, `{"reasoning_content":"n"}`, `{"content":"ink>\n\nok <tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}`, "finish:stop")), []byte{1, 30, 7})
 	f.Fuzz(func(t *testing.T, body, cuts []byte) {
-		whole := runBytes(t, format.Text, [][]byte{body})
+		cfg := Config{Format: format.Text}
+		if len(cuts) > 0 && cuts[0]&1 != 0 {
+			cfg.Parser = transform.ParserOptions{ThinkTags: transform.ThinkTagsPrefilled, TextTools: "hermes"}
+		}
+		whole := runConfigBytes(t, cfg, [][]byte{body})
 		chunks := transformtest.CutsFromBytes(body, cuts)
-		cut := runBytes(t, format.Text, chunks)
+		cut := runConfigBytes(t, cfg, chunks)
 		if w, c := whole.notation(), cut.notation(); w != c {
 			t.Fatalf("cut %s:\n got %s\nwant %s", transformtest.Describe(chunks), c, w)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/sse"
+	"github.com/llmstream/llmstream/transform/thinktags"
 	"github.com/llmstream/llmstream/transform/upstream"
 )
 
@@ -35,15 +36,17 @@ type Config struct {
 type Pipeline struct {
 	cfg    Config
 	parser transform.Parser
+	// format is the format's own parser, behind think when there is one.
+	format transform.Parser
+	// think reads the <think> tags in the content (think_tags), nil when
+	// off.
+	think  *thinktags.Parser
 	framer sse.Framer
 	dec    upstream.ChunkDecoder
 	tools  upstream.ToolCalls
-	lead   leadThink
 	up     decodeState
-	// stripThink runs content through lead before the parser.
-	stripThink bool
-	enc        transform.Encoder
-	meta       transform.Meta
+	enc    transform.Encoder
+	meta   transform.Meta
 
 	out        []byte // the caller's buffer while a call appends to it
 	body       []byte // a non-streamed JSON completion, held until Close
@@ -51,7 +54,6 @@ type Pipeline struct {
 	upstreamID string // the upstream's x-request-id
 
 	begun, routed, ended bool
-	native               bool // native reasoning was seen
 	nativeOpen           bool // a reasoning section opened for native reasoning is open
 	parserReasoning      bool // the parser's own reasoning section is open
 	sawDone              bool
@@ -66,10 +68,13 @@ type Pipeline struct {
 
 	sum Summary
 
+	// val is the request's validation: the checks of the reply, the
+	// events held until it passes them, the retry (validation.go).
+	val validation
+
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
 	emitParser, emitNative, emit transform.Emit
-	feedParser                   func([]byte)
 }
 
 type call struct {
@@ -100,6 +105,9 @@ type Summary struct {
 	// FirstEvent is when the first content event was encoded (time to first
 	// token), zero if none was.
 	FirstEvent time.Time
+	// Retries lists the reason (a validate failure code) of each retry of
+	// the reply, in order (CONTRACT.md §10).
+	Retries []string
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -126,46 +134,56 @@ func New(cfg Config) (*Pipeline, error) {
 		_, err := format.New(cfg.Format, cfg.Parser) // names the known ones
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, parser: f.New(cfg.Parser)}
-	// A format that owns <think> (ThinkingML) handles it in its grammar.
-	// A detector (auto) may choose such a format for a leading <think>
-	// block, but an orphan </think> starts none, so it is dropped there as
-	// before the tagless formats.
-	p.stripThink = !f.OwnsThink
-	p.lead.closerOnly = f.Detects
+	p := &Pipeline{cfg: cfg, format: f.New(cfg.Parser)}
+	p.parser = p.format
+	// One stage reads the <think> tags in front of every format
+	// (CONTRACT.md §8): a format that owns <think> (ThinkingML) keeps its
+	// own block and gets only prefilled reasoning read for it.
+	if cfg.Parser.ThinkTags != transform.ThinkTagsOff {
+		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits)
+		p.parser = p.think
+	}
 	p.onSSE = p.sseEvent
 	p.emitParser = p.fromParser
 	p.emitNative = p.fromNative
 	p.emit = p.deliver
-	p.feedParser = p.toParser
 	p.Reset(nil, transform.Meta{})
 	return p, nil
 }
 
 // Reset readies p for a new stream written by enc.
 func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
+	p.resetReply()
+	if meta.Now == nil {
+		meta.Now = time.Now
+	}
+	p.enc, p.meta = enc, meta
+	p.out = nil
+	p.begun, p.routed, p.ended = false, false, false
+	p.calls = 0
+	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.resetValidation()
+}
+
+// resetReply readies the decoding and parsing state for a new upstream
+// reply: a new stream's, or a retry's on the same client stream
+// (NextAttempt), whose encoder state goes on.
+func (p *Pipeline) resetReply() {
 	p.parser.Reset()
 	p.framer.Reset()
 	p.framer.MaxLine = p.cfg.Parser.Limits.MaxSSELineBytes
 	p.tools.Reset()
 	p.tools.MaxCalls = p.cfg.Parser.Limits.MaxToolCalls
-	p.lead.reset()
 	p.resetDecoding()
-	if meta.Now == nil {
-		meta.Now = time.Now
-	}
-	p.enc, p.meta = enc, meta
 	// A pooled pipeline keeps its buffers, but not a large JSON body: one
 	// big non-streamed reply must not pin megabytes for the pool's life.
 	if cap(p.body) > maxKeptBody {
 		p.body = nil
 	}
-	p.out, p.body, p.jsonBody, p.upstreamID = nil, p.body[:0], false, ""
-	p.begun, p.routed, p.ended = false, false, false
-	p.native, p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false, false
+	p.body, p.jsonBody, p.upstreamID = p.body[:0], false, ""
+	p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false
 	p.finish, p.replyBytes = "", 0
-	p.nativeCalls, p.parserCalls, p.calls = p.nativeCalls[:0], p.parserCalls[:0], 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.nativeCalls, p.parserCalls = p.nativeCalls[:0], p.parserCalls[:0]
 }
 
 // Begin appends the protocol's opening (once).
@@ -194,7 +212,7 @@ func (p *Pipeline) Start(dst []byte, contentType, requestID string) []byte {
 func (p *Pipeline) Feed(dst, b []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	// Bytes up to the limit are decoded and delivered before the stream
@@ -225,7 +243,7 @@ func (p *Pipeline) release() { p.out = nil }
 func (p *Pipeline) Close(dst []byte) []byte {
 	p.out = dst
 	defer p.release()
-	if p.ended {
+	if p.over() {
 		return p.out
 	}
 	if p.jsonBody {
@@ -262,7 +280,6 @@ func (p *Pipeline) complete() {
 	// Native reasoning closes first: the parser's last events (held text,
 	// the answer's end) must not land inside its section.
 	p.closeNative()
-	p.lead.flush(p.native, p.feedParser)
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
 		return
@@ -272,6 +289,16 @@ func (p *Pipeline) complete() {
 	reason := p.finish
 	if reason == "" {
 		reason = "stop"
+	}
+	// Tool calls the upstream did not announce (the model wrote them as
+	// text: aiplan, text_tools; or a provider that ends native calls with
+	// stop) finish as tool_calls in every protocol, since clients run
+	// tools only on that reason (CONTRACT.md §8).
+	if reason == "stop" && p.calls > 0 {
+		reason = "tool_calls"
+	}
+	if p.settle() { // the reply failed its validation: retried, or an error
+		return
 	}
 	p.ended = true
 	p.sum.FinishReason = p.finish
@@ -307,7 +334,7 @@ func (p *Pipeline) Failed() bool { return p.sum.ErrorCode != "" }
 // Summary describes the stream so far.
 func (p *Pipeline) Summary() Summary {
 	s := p.sum
-	if a, ok := p.parser.(*format.AutoParser); ok && a.Detected() != "" {
+	if a, ok := p.format.(*format.AutoParser); ok && a.Detected() != "" {
 		s.Format = string(a.Detected())
 	}
 	if r, ok := p.enc.(transform.Repairer); ok {
@@ -332,7 +359,6 @@ func (p *Pipeline) fail(code, message string) {
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
 	p.closeNative()
-	p.lead.flush(p.native, p.feedParser)
 	p.ended = true // from here on the parser's KindError is dropped
 	p.parser.Close(p.emitParser)
 	p.sum.ErrorCode = code
@@ -372,9 +398,24 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		return
 	}
 	if !p.routed {
+		if !carries(c) {
+			// Azure opens with a chunk of prompt_filter_results, no
+			// choices and an empty model: routing on it would report no
+			// model, and it says nothing else.
+			return
+		}
 		p.routed = true
 		p.sum.Model = string(c.Model)
 		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
+		if p.think != nil {
+			// The model names whether its template opened <think>; an
+			// upstream that reports none is taken at the request's word.
+			model := p.sum.Model
+			if model == "" {
+				model = p.meta.Model
+			}
+			p.think.Routed(model)
+		}
 	}
 	p.decodingViolations(c)
 	if len(c.Reasoning) > 0 {
@@ -383,11 +424,8 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 	if len(c.Content) > 0 {
 		p.closeNative()
 		p.sum.ContentBytes += int64(len(c.Content))
-		if p.stripThink {
-			p.lead.feed(c.Content, p.native, p.feedParser)
-		} else {
-			p.toParser(c.Content)
-		}
+		p.keepContent(c.Content)
+		p.toParser(c.Content)
 	}
 	if c.Err != nil { // an error chunk that still carried text: the text first
 		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
@@ -427,10 +465,19 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 	}
 }
 
+// carries reports whether a chunk says anything: a model, text, tool
+// calls, a finish reason, usage, or something to report.
+func carries(c *upstream.Chunk) bool {
+	return len(c.Model) > 0 || len(c.Reasoning) > 0 || len(c.Content) > 0 || len(c.ToolCalls) > 0 ||
+		len(c.FinishReason) > 0 || len(c.Usage) > 0 || len(c.Violations) > 0 || c.StrayChoice != nil
+}
+
 // reasoning routes native reasoning text: into the parser's open reasoning
 // section if there is one (a hybrid stream), else into a section of its own.
 func (p *Pipeline) reasoning(text []byte) {
-	p.native = true
+	if p.think != nil {
+		p.think.NativeReasoning()
+	}
 	p.sum.ReasoningBytes += int64(len(text))
 	if !p.parserReasoning && !p.nativeOpen {
 		p.nativeOpen = true
@@ -502,6 +549,9 @@ func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
 
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
+	if p.screen(ev) { // held until the reply is validated
+		return
+	}
 	switch ev.Kind {
 	case transform.KindViolation:
 		p.sum.ViolationCount++

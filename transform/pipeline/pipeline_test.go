@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,13 @@ func sseBody(parts ...string) string {
 // and returns the normal form of the events delivered.
 func run(t *testing.T, f format.Name, contentType string, chunks ...string) string {
 	t.Helper()
-	p, err := New(Config{Format: f})
+	return runConfig(t, Config{Format: f}, contentType, chunks...)
+}
+
+// runConfig is run with a whole route configuration.
+func runConfig(t *testing.T, cfg Config, contentType string, chunks ...string) string {
+	t.Helper()
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +116,9 @@ func TestRouting(t *testing.T) {
 		{"OA05 orphan </think> dropped", format.Text,
 			sseBody(`{"reasoning_content":"r"}`, `{"content":"</th"}`, `{"content":"ink>\n\nHello"}`, "finish:stop"),
 			`R{ R"r" R} F{ F"Hello" F} FIN(stop)`},
-		{"a leading <think> without native reasoning stays text", format.Text,
+		{"a leading <think> never closed is repeated as the answer", format.Text,
 			sseBody(`{"content":"<think>x"}`, "finish:stop"),
-			`F{ F"<think>x" F} FIN(stop)`},
+			`R{ R"x" R} V(think_unclosed@8:the reply never closed its reasoning with </think>: it is repeated as the answer) F{ F"x" F} FIN(stop)`},
 		{"thinkingml owns <think> even with native reasoning", format.ThinkingML,
 			sseBody(`{"reasoning_content":"n"}`, `{"content":"<think>t</think><thinking><phase id=\"1\"><title>T</title>p</phase></thinking><final>a</final>"}`, "finish:stop"),
 			`R{ R"n" R} R{ R"t" R} TH{ P{1 "T"} P1"p" P1} TH} F{ F"a" V(missing_serp_queries@84) F} FIN(stop)`},
@@ -131,7 +138,7 @@ func TestRouting(t *testing.T) {
 		{"aiplan and native tool calls share one index space", format.AIPlan,
 			sseBody(`{"tool_calls":[{"index":0,"id":"n1","type":"function","function":{"name":"native","arguments":"{}"}}]}`,
 				`{"content":"{\"thought\":\"t\",\"response_mode\":\"TOOL_EXECUTION\",\"direct_response\":null,\"tool_calls\":[{\"name\":\"plan\",\"args\":{}}]}"}`, "finish:stop"),
-			`TC{0 n1 native} TA0"{}" TH{ P{1 "Thought"} P1"t" P1} TH} TC{1 call_m1_1 plan} TA1"{}" TC}1 {} TC}0 {} FIN(stop)`},
+			`TC{0 n1 native} TA0"{}" TH{ P{1 "Thought"} P1"t" P1} TH} TC{1 call_m1_1 plan} TA1"{}" TC}1 {} TC}0 {} FIN(tool_calls)`},
 		{"usage is delivered", format.Text,
 			sseBody(`{"content":"a"}`, "finish:stop", `usage:{"total_tokens":3}`),
 			`F{ F"a" F} U{"total_tokens":3} FIN(stop)`},
@@ -324,5 +331,31 @@ func TestSteadyStateAllocs(t *testing.T) {
 	buf := make([]byte, 0, 4096)
 	if n := testing.AllocsPerRun(200, func() { _ = p.Feed(buf[:0], chunk) }); n != 0 {
 		t.Errorf("%.1f allocations per chunk, want 0", n)
+	}
+}
+
+// TestRoutedModel checks that the model the stream reports is the
+// upstream's: a first chunk that says nothing (Azure's
+// prompt_filter_results, with an empty model and no choices) does not
+// route the stream, the next chunk does.
+func TestRoutedModel(t *testing.T) {
+	body, err := os.ReadFile("../upstream/testdata/azure_content_filter.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{Format: format.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	p.Reset(rec, transform.Meta{MessageID: "m1", Model: "client-model"})
+	p.Start(nil, "text/event-stream", "")
+	p.Feed(nil, body)
+	p.Close(nil)
+	if got := p.Summary().Model; got != "gpt-4o-2024-11-20" {
+		t.Errorf("routed model %q, want gpt-4o-2024-11-20", got)
+	}
+	if n := strings.Count(rec.notation(), "RT"); n > 1 {
+		t.Errorf("routed %d times: %s", n, rec.notation())
 	}
 }

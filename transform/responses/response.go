@@ -2,7 +2,6 @@ package responses
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/llmstream/llmstream/transform"
@@ -54,10 +53,7 @@ func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 		msg = []byte(code)
 	}
 	if !e.meta.Stream {
-		e.status = http.StatusBadGateway
-		if code == transform.CodeUpstreamTimeout {
-			e.status = http.StatusGatewayTimeout
-		}
+		e.status = transform.FailedStatus(code)
 		dst = append(dst, `{"error":`...)
 		dst = appendErrorObject(dst, code, msg)
 		return append(dst, "}\n"...)

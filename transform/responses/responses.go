@@ -31,12 +31,10 @@ import (
 	"github.com/llmstream/llmstream/transform"
 )
 
-// The response Content-Types: a streamed response is SSE (ContentType,
-// the protocol's usual one), a whole one JSON.
-const (
-	ContentType     = "text/event-stream"
-	ContentTypeJSON = "application/json"
-)
+// ContentType is the Content-Type of a streamed response; a whole one (a
+// client that asked for no stream) is application/json, which the HTTP
+// layer sets for every one-body response.
+const ContentType = "text/event-stream"
 
 // UpstreamErrorType is the error type of the failures this encoder
 // reports, as the openai protocol names them.
@@ -99,15 +97,6 @@ func New(meta transform.Meta) *Encoder {
 		open:   -1,
 		status: http.StatusOK,
 	}
-}
-
-// ContentType returns the response Content-Type: text/event-stream when
-// streaming, else application/json.
-func (e *Encoder) ContentType() string {
-	if e.meta.Stream {
-		return ContentType
-	}
-	return ContentTypeJSON
 }
 
 // Status returns the HTTP status the response must have: 200, or for a

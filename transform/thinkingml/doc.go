@@ -150,5 +150,7 @@
 // violation right after its end event (TM09). An incomplete UTF-8 sequence
 // at the end is emitted as it is and reported as invalid_utf8 (TM34).
 //
-// ParserOptions.ThinkOpenInPrompt (TM08): the reply starts inside <think>.
+// A <think> the chat template opened in the prompt (TM08, think_tags
+// prefilled) is read in front of this parser, by transform/thinktags, as
+// for every format.
 package thinkingml

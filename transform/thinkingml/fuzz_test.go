@@ -9,12 +9,10 @@ import (
 )
 
 // fuzzOptions derives parser options from the fuzzer's cut bytes, so that
-// the fuzzer also explores the prompt-opened <think> and tight limits
-// (where the fatal errors live).
+// the fuzzer also explores tight limits (where the fatal errors live).
 func fuzzOptions(cuts []byte) transform.ParserOptions {
 	var o transform.ParserOptions
 	if len(cuts) > 0 {
-		o.ThinkOpenInPrompt = cuts[0]&1 != 0
 		if cuts[0]&2 != 0 {
 			o.Limits.MaxTagBytes = 20
 			o.Limits.MaxBlockBytes = 48
@@ -36,9 +34,6 @@ func FuzzThinkingML(f *testing.F) {
 		var cuts []byte
 		for _, c := range tc.chunks[:len(tc.chunks)-1] {
 			cuts = append(cuts, byte(len(c)))
-		}
-		if tc.opts.ThinkOpenInPrompt {
-			cuts = append([]byte{1}, cuts...)
 		}
 		f.Add([]byte(join(tc.chunks)), cuts)
 	}

@@ -61,12 +61,6 @@ func (p *Parser) resolveLead(head []byte) {
 	p.lead.replay = append(append(p.lead.replay[:0], p.raw.hold...), head...)
 	p.raw.hold = p.raw.hold[:0]
 	p.st = stTop
-	if p.opts.ThinkOpenInPrompt {
-		// TM08: the prompt opened <think>, so the reply starts inside it.
-		p.doc.open(blockThink)
-		p.emitKind(transform.KindReasoningStart)
-		p.st = stThink
-	}
 	p.scan(p.lead.replay, 0)
 }
 

@@ -1,5 +1,7 @@
 package thinkingml
 
+import "unicode/utf8"
+
 // matchMode is the lexical sub-state of a held tag candidate
 // (PARSING.md §5.3: Lt | TagName | Attrs | …).
 type matchMode uint8
@@ -72,7 +74,11 @@ func (p *Parser) match(c byte) matchResult {
 	case mComment:
 		return p.matchFixed(c, commentOpen)
 	case mAttrs:
-		if len(p.pend) >= p.maxTag {
+		// The limit is checked where a character starts, so that the
+		// released tag ends on a whole character and the text events
+		// built from it do too (PARSING.md §5.2); a character may take
+		// the tag up to utf8.UTFMax-1 bytes past the limit.
+		if len(p.pend) >= p.maxTag && (c&0xC0 != 0x80 || len(p.pend) >= p.maxTag+utf8.UTFMax-1) {
 			return rTooLong
 		}
 		res := m.attrs.step(c, p.pend)

@@ -2,6 +2,7 @@ package thinkingml
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/parsekit"
@@ -95,7 +96,7 @@ type cursor struct {
 func New(opts transform.ParserOptions) *Parser {
 	opts = opts.WithDefaults()
 	p := &Parser{opts: opts, rtitle: []byte(opts.ReasoningTitle), maxTag: opts.Limits.MaxTagBytes, maxBlock: opts.Limits.MaxBlockBytes}
-	pendCap := max(p.maxTag, maxName+4, len(marker)) + 1
+	pendCap := max(p.maxTag+utf8.UTFMax-1, maxName+4, len(marker)) + 1
 	p.pend = make([]byte, 0, pendCap)
 	p.scratch = make([]byte, 0, pendCap)
 	p.space = make([]byte, 0, maxSpace)

@@ -3,6 +3,7 @@ package thinkingml
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/transformtest"
@@ -11,7 +12,6 @@ import (
 // TestPolicies covers the package policies that no TM case names.
 func TestPolicies(t *testing.T) {
 	tight := transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 16, MaxTagBytes: 20}}
-	prompt := transform.ParserOptions{ThinkOpenInPrompt: true}
 	tests := []struct {
 		name  string
 		opts  transform.ParserOptions
@@ -39,9 +39,10 @@ func TestPolicies(t *testing.T) {
 			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\"        >" P1} TH} V(missing_phase@51) V(missing_final@51)`},
 		{"tag_too_long_then_phase", tight, `<thinking><phase id="1" title="a long one"><phase id="2"><title>B</title>b</phase></thinking>`,
 			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"1\" title=\"a long one\">" P1} P{2 "B"} P2"b" P2} TH} V(missing_final@93)`},
-		{"prompt_marker", prompt, " <<ParsingError>>\n", `E(model_parsing_error)`},
-		{"prompt_space", prompt, "\n reasoning</think>",
-			`R{ R"\n reasoning" R} V(missing_thinking@19) V(missing_phase@19) V(missing_final@19)`},
+		// The limit falls inside "计": the tag is released up to the end
+		// of that character, never cut inside it.
+		{"tag_too_long_mid_rune", tight, `<thinking><phase id="x计划计划"></phase></thinking>`,
+			`TH{ V(tag_too_long@10:phase) V(text_outside_phase@10) P{1 "Thought"} P1"<phase id=\"x计划计划\">" P1} TH} V(missing_phase@55) V(missing_final@55)`},
 		{"marker_prefix", transform.ParserOptions{}, "<<Pars",
 			`V(unexpected_text@0) F{ F"<<Pars" F} V(missing_thinking@6) V(missing_phase@6) V(missing_final@6)`},
 		{"empty", transform.ParserOptions{}, "", `V(missing_thinking@0) V(missing_phase@0) V(missing_final@0)`},
@@ -66,6 +67,11 @@ func TestPolicies(t *testing.T) {
 			evs := transformtest.RunStrings(New(tt.opts), tt.input)
 			if err := transformtest.WellFormed(evs); err != nil {
 				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				if ev.Kind.IsDelta() && !utf8.Valid(ev.Text) {
+					t.Errorf("a %s event ends inside a character: %q", ev.Kind, ev.Text)
+				}
 			}
 			norm, _ := transformtest.Normalize(evs)
 			if got := transformtest.Format(norm); got != tt.want {

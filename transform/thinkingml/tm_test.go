@@ -44,9 +44,8 @@ var tmCases = []tmCase{
 	// a second empty block (here the phase body and the answer).
 	{name: "TM07", chunks: []string{`<think></think><thinking><phase id="1"><title>T</title></phase></thinking><final></final>`},
 		want: `R{ R} TH{ P{1 "T"} P1} TH} F{ V(missing_serp_queries@81) F}`},
-	{name: "TM08", opts: transform.ParserOptions{ThinkOpenInPrompt: true},
-		chunks: []string{"internal reasoning</think><thinking>"},
-		want:   `R{ R"internal reasoning" R} TH{ TH} V(unterminated_thinking@36) V(missing_phase@36) V(missing_final@36)`},
+	// TM08 (a <think> the prompt opened) is think_tags prefilled, read in
+	// front of every format: transform/thinktags tests it with this parser.
 	// TM09: PARSING.md's E(unterminated_think) is a violation: no byte lost.
 	{name: "TM09", chunks: []string{"<think>abc"},
 		want: `R{ R"abc" R} V(unterminated_think@10) V(missing_thinking@10) V(missing_phase@10) V(missing_final@10)`},

@@ -231,7 +231,7 @@ var orderCases = []struct {
 	// comes.
 	{name: "aiplan_tool_calls_before_thought", format: format.AIPlan,
 		reply:    `{"tool_calls":[{"name":"search","args":{"q":"x"}}],"thought":"Search first.","direct_response":""}`,
-		jsonseq:  `TC}0 {"q":"x"} TH{ P{1 "Thought"} P1"Search first." TH} F} V(missing_field@0:response_mode) FIN(stop)`,
+		jsonseq:  `TC}0 {"q":"x"} TH{ P{1 "Thought"} P1"Search first." TH} F} V(missing_field@0:response_mode) FIN(tool_calls)`,
 		skillpet: `TC}0 {"q":"x"} FIN()`},
 	{name: "aiplan_in_order", format: format.AIPlan,
 		reply:    `{"thought":"A hydration question.","response_mode":"KNOWLEDGE_QA","direct_response":"Drink water."}`,

@@ -1,0 +1,141 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+	"go.uber.org/zap"
+
+	"github.com/llmstream/llmstream/conversation"
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/request"
+	"github.com/llmstream/llmstream/transform/skillpet"
+)
+
+// turn is one POST …/stream of a conversation route: it holds the
+// conversation's lock from before the upstream request until the reply is
+// stored (CONTRACT.md §9).
+type turn struct {
+	c       *conversationRoute
+	rid     string
+	lock    conversation.Lock
+	capture *conversation.Capture
+	ended   bool
+}
+
+// beginTurn makes a conversation turn of a shaped skillpet request: it
+// takes the conversation's lock, reads its history, stores the user's
+// message and returns the upstream body with the history before that
+// message. A request it refuses (the returned func answers it) never
+// reaches the upstream and writes nothing: 403 without a scope, 409 while
+// another reply to the conversation streams, 503 when the store is down.
+// info's skillpet facts lose their reasoning when the route's thinking is
+// off. Without a conversation on the route it returns body as it is and a
+// nil turn.
+func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte, info *request.Info) (*turn, []byte, func(http.ResponseWriter)) {
+	c := h.conv
+	if c == nil {
+		return nil, body, nil
+	}
+	if !c.cs.ThinkingEnabled {
+		if req, ok := info.Facts.(skillpet.Request); ok {
+			req.NoThinking = true
+			info.Facts = req
+		}
+	}
+	// request_format skillpet checked both: non-empty strings.
+	projectID := gjson.GetBytes(clientBody, "projectId").String()
+	message := gjson.GetBytes(clientBody, "message").String()
+	if len(projectID) > maxProjectID {
+		return nil, nil, func(w http.ResponseWriter) {
+			c.answer(w, rid, http.StatusBadRequest, request.CodeMissingParams, "projectId is longer than 256 bytes")
+		}
+	}
+	scope := c.scope(r)
+	if scope == "" {
+		return nil, nil, func(w http.ResponseWriter) { c.noScope(w, rid) }
+	}
+	key := conversation.NewKey(scope, c.cs.AgentID, projectID)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeTimeout)
+	defer cancel()
+	fail := func(err error) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) { c.storeFailed(w, rid, "CHAT_FAILED", err) }
+	}
+	lock, err := c.store.Lock(ctx, key)
+	if err != nil {
+		return nil, nil, fail(err)
+	}
+	t := &turn{c: c, rid: rid, lock: lock}
+	history, err := c.store.Load(ctx, key)
+	if err != nil {
+		t.release()
+		return nil, nil, fail(err)
+	}
+	tm, err := conversation.FindTurnMessage(body)
+	if err != nil { // request_format skillpet always makes one
+		t.release()
+		return nil, nil, fail(err)
+	}
+	userRec := tm.Record(newID("msg_"), message, nowMillis())
+	msgs, _ := conversation.Messages(nil, history, userRec, c.cs.Budget)
+	if err := lock.Append(ctx, userRec); err != nil {
+		t.release()
+		return nil, nil, fail(err)
+	}
+	return t, tm.Replace(body, msgs), nil
+}
+
+// encoder wraps the stream's encoder so that the reply the client sees is
+// stored when the stream ends (conversation.Capture). A nil turn returns
+// inner: the route keeps no conversation.
+func (t *turn) encoder(inner transform.Encoder, meta transform.Meta) transform.Encoder {
+	if t == nil {
+		return inner
+	}
+	t.capture = conversation.NewCapture(inner, meta.MessageID, func(r *conversation.Reply) { t.store(meta.MessageID, r) })
+	return t.capture
+}
+
+// store appends the reply's records and releases the lock. It runs at the
+// terminal event, before the client gets it, so that a client that sends
+// its next message on done finds this turn stored and the conversation
+// free; or at the end of a stream that had none (the client left).
+func (t *turn) store(id string, r *conversation.Reply) {
+	recs := r.Records(id, func() string { return newID("msg_") }, nowMillis())
+	if len(recs) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := t.lock.Append(ctx, recs...); err != nil {
+			// The user's message is stored and the reply is not: the next
+			// turn's request gives it conversation.NoteNoReply.
+			lost := errors.Is(err, conversation.ErrLockLost)
+			t.c.logger.Warn("conversation reply not stored", zap.String("request_id", t.rid), zap.Bool("lock_lost", lost), zap.Error(err))
+		}
+	}
+	t.release()
+}
+
+// release gives the conversation back, once.
+func (t *turn) release() {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	t.c.release(ctx, t.rid, t.lock)
+}
+
+// end runs when the request is over: a stream that wrote no terminal
+// event (its client left) stores what was shown as interrupted.
+func (t *turn) end() {
+	if t == nil {
+		return
+	}
+	if t.capture != nil {
+		t.capture.Close()
+	}
+	t.release()
+}

@@ -1,0 +1,162 @@
+package conversation
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// Capture is a transform.Encoder that delegates to a skillpet encoder and
+// builds, from what that encoder writes, the Reply its user sees: the text
+// of token events, resource events, the questions of ask_user events, and
+// the end (done or error). The tool calls come from the events themselves,
+// which carry the call ids and the arguments as the model wrote them (the
+// upstream request must repeat those, not the normalised questions).
+//
+// Reading the encoder's output rather than the events keeps the stored
+// reply equal to what was shown, whatever the encoder suppresses or
+// reorders. At the terminal event Capture calls onEnd before returning
+// that event's bytes, so that a stored turn is stored before its client
+// sees done; Close ends a stream that had no terminal event (the client
+// left).
+type Capture struct {
+	inner transform.Encoder
+	reply Reply
+	// asks holds the ids of ask_user calls whose form was not written yet,
+	// oldest first: the form of each follows its call.
+	asks []string
+	// msgID makes up ids for forms no tool call asked.
+	msgID string
+	onEnd func(*Reply)
+	ended bool
+}
+
+// NewCapture returns a Capture of inner for the stream of message msgID;
+// onEnd receives the reply once, when the stream ends.
+func NewCapture(inner transform.Encoder, msgID string, onEnd func(*Reply)) *Capture {
+	return &Capture{inner: inner, msgID: msgID, onEnd: onEnd}
+}
+
+// Begin delegates.
+func (c *Capture) Begin(dst []byte) []byte { return c.inner.Begin(dst) }
+
+// AppendHeartbeat delegates: a keep-alive shows nothing.
+func (c *Capture) AppendHeartbeat(dst []byte, now time.Time) []byte {
+	return c.inner.AppendHeartbeat(dst, now)
+}
+
+// AppendEvent delegates and reads what the encoder wrote.
+func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
+	if ev.Kind == transform.KindToolCallEnd && !c.ended {
+		c.reply.AddCall(ToolCall{ID: ev.ID, Name: ev.Name, Arguments: string(ev.Text)})
+		if ev.Name == AskUserTool {
+			c.asks = append(c.asks, ev.ID)
+		}
+	}
+	mark := len(dst)
+	dst = c.inner.AppendEvent(dst, ev)
+	if !c.ended {
+		c.observe(dst[mark:], ev.Kind)
+	}
+	return dst
+}
+
+// Close ends a stream that wrote no terminal event: what was shown is
+// stored as interrupted. It does nothing after the terminal event.
+func (c *Capture) Close() {
+	if !c.ended {
+		c.end(StatusInterrupted)
+	}
+}
+
+// Reply returns the reply so far.
+func (c *Capture) Reply() *Reply { return &c.reply }
+
+func (c *Capture) end(s Status) {
+	c.ended = true
+	c.reply.Status = s
+	if c.onEnd != nil {
+		c.onEnd(&c.reply)
+	}
+}
+
+// observe reads the SSE events in out, which the skillpet encoder wrote
+// whole ("event: <name>\ndata: <one line of JSON>\n\n"; keep-alives are
+// comment lines).
+func (c *Capture) observe(out []byte, kind transform.Kind) {
+	for len(out) > 0 {
+		block := out
+		if i := bytes.Index(out, []byte("\n\n")); i >= 0 {
+			block, out = out[:i], out[i+2:]
+		} else {
+			out = nil
+		}
+		name, data := splitEvent(block)
+		switch string(name) {
+		case "token":
+			if raw, ok := tokenContent(data); ok {
+				c.reply.addJSONText(raw)
+			} else {
+				c.reply.AddText(gjson.GetBytes(data, "content").String())
+			}
+		case "resource":
+			c.reply.AddResource(data)
+		case "ask_user":
+			c.reply.AddForm(Form{ToolCallID: c.formCallID(kind), Questions: []byte(gjson.GetBytes(data, "questions").Raw)})
+		case "done":
+			c.end(StatusComplete)
+			return
+		case "error":
+			c.end(StatusFailed)
+			return
+		}
+	}
+}
+
+// formCallID returns the id of the call whose form is being written: the
+// oldest ask_user call without one, unless the form is a clarify (a
+// final_result's question, which no tool call asked).
+func (c *Capture) formCallID(kind transform.Kind) string {
+	if kind != transform.KindClarify && len(c.asks) > 0 {
+		id := c.asks[0]
+		c.asks = c.asks[1:]
+		return id
+	}
+	return "form_" + c.msgID + "_" + strconv.Itoa(len(c.reply.forms))
+}
+
+// tokenContent returns the body of the content string of a token event's
+// data as the skillpet encoder writes it, {"content":"…"}, without
+// decoding: appending it decoded allocates nothing per token.
+func tokenContent(data []byte) ([]byte, bool) {
+	const head, tail = `{"content":"`, `"}`
+	if len(data) < len(head)+len(tail) || !bytes.HasPrefix(data, []byte(head)) || !bytes.HasSuffix(data, []byte(tail)) {
+		return nil, false
+	}
+	return data[len(head) : len(data)-len(tail)], true
+}
+
+// splitEvent returns the event name and data of one SSE event block.
+func splitEvent(block []byte) (name, data []byte) {
+	for len(block) > 0 {
+		line := block
+		if i := bytes.IndexByte(block, '\n'); i >= 0 {
+			line, block = block[:i], block[i+1:]
+		} else {
+			block = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("event: ")):
+			name = line[len("event: "):]
+		case bytes.HasPrefix(line, []byte("data: ")):
+			data = line[len("data: "):]
+		}
+	}
+	return name, data
+}
+
+var _ transform.Encoder = (*Capture)(nil)

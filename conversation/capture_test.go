@@ -1,0 +1,172 @@
+package conversation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/skillpet"
+)
+
+func ev(k transform.Kind, text string) transform.Event {
+	return transform.Event{Kind: k, Text: []byte(text)}
+}
+
+func call(i int, id, name, args string) transform.Event {
+	return transform.Event{Kind: transform.KindToolCallEnd, Index: i, ID: id, Name: name, Text: []byte(args)}
+}
+
+const askArgs = `{"questions":[{"id":"genre","question":"题材？","choices":["玄幻","科幻"]}]}`
+
+// run feeds events to a Capture of a real skillpet encoder and returns
+// what the client got, the reply, and how often onEnd ran (with the bytes
+// written before it ran).
+func run(t *testing.T, events []transform.Event, closeAfter bool) (string, *Reply, int, string) {
+	t.Helper()
+	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	var out []byte
+	ends := 0
+	var atEnd string
+	c := NewCapture(skillpet.New(meta), "msg_1", func(*Reply) { ends++; atEnd = string(out) })
+	out = c.Begin(out)
+	for _, e := range events {
+		out = c.AppendEvent(out, e)
+		out = c.AppendHeartbeat(out, time.Now())
+	}
+	if closeAfter {
+		c.Close()
+	}
+	return string(out), c.Reply(), ends, atEnd
+}
+
+func TestCapture(t *testing.T) {
+	answer := []transform.Event{
+		{Kind: transform.KindReasoningStart}, ev(transform.KindReasoningDelta, "hmm"), {Kind: transform.KindReasoningEnd},
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "Hello, "), ev(transform.KindAnswerDelta, "\"world\"\n"),
+		{Kind: transform.KindAnswerEnd},
+	}
+	finish := transform.Event{Kind: transform.KindFinish, Code: "stop"}
+	fail := transform.Event{Kind: transform.KindError, Code: "upstream_error", Text: []byte("broke")}
+	cases := []struct {
+		name       string
+		events     []transform.Event
+		close      bool
+		wantText   string
+		wantStatus Status
+		wantCalls  []ToolCall
+		wantForms  int
+		wantParts  string // the kinds of the parts, t or r, in order
+	}{
+		{name: "answer", events: append(answer, finish), wantText: "Hello, \"world\"\n", wantStatus: StatusComplete, wantParts: "t"},
+		{name: "error mid-answer", events: append(answer, fail), wantText: "Hello, \"world\"\n", wantStatus: StatusFailed, wantParts: "t"},
+		{name: "client left", events: answer, close: true, wantText: "Hello, \"world\"\n", wantStatus: StatusInterrupted, wantParts: "t"},
+		{
+			name: "resources between texts",
+			events: append(append(answer[:5:5], transform.Event{Kind: transform.KindSerpQueries, List: []string{"a", "b"}},
+				ev(transform.KindAnswerDelta, "after")), finish),
+			wantText: "Hello, after", wantStatus: StatusComplete, wantParts: "trt",
+		},
+		{
+			name: "ask_user and another tool",
+			events: append(answer,
+				transform.Event{Kind: transform.KindToolCallStart, ID: "call_a", Name: "ask_user"},
+				transform.Event{Kind: transform.KindToolArgsDelta, ID: "call_a", Name: "ask_user", Text: []byte(askArgs)},
+				call(0, "call_a", "ask_user", askArgs),
+				call(1, "call_s", "search", `{"q":1}`),
+				finish),
+			wantText: "Hello, \"world\"\n", wantStatus: StatusComplete, wantParts: "t", wantForms: 1,
+			wantCalls: []ToolCall{{ID: "call_a", Name: "ask_user", Arguments: askArgs}, {ID: "call_s", Name: "search", Arguments: `{"q":1}`}},
+		},
+		{
+			name:       "clarify",
+			events:     []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "which?", Options: []string{"x"}}}, finish},
+			wantStatus: StatusComplete, wantForms: 1,
+		},
+		{name: "error before anything", events: []transform.Event{fail}, wantStatus: StatusFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, r, ends, atEnd := run(t, tc.events, tc.close)
+			if ends != 1 {
+				t.Fatalf("onEnd ran %d times, want 1", ends)
+			}
+			if !tc.close && atEnd != "" && strings.Contains(atEnd, "event: done") {
+				t.Errorf("onEnd ran after done was returned: %q", atEnd)
+			}
+			if r.Status != tc.wantStatus {
+				t.Errorf("status = %v, want %v", r.Status, tc.wantStatus)
+			}
+			if got := r.Text(); got != tc.wantText {
+				t.Errorf("text = %q, want %q", got, tc.wantText)
+			}
+			var parts string
+			for _, p := range r.parts {
+				if p.resource != nil {
+					parts += "r"
+				} else {
+					parts += "t"
+				}
+			}
+			if parts != tc.wantParts {
+				t.Errorf("parts = %q, want %q", parts, tc.wantParts)
+			}
+			if len(r.Calls()) != len(tc.wantCalls) {
+				t.Fatalf("calls = %+v, want %+v", r.Calls(), tc.wantCalls)
+			}
+			for i, c := range tc.wantCalls {
+				if r.Calls()[i] != c {
+					t.Errorf("call %d = %+v, want %+v", i, r.Calls()[i], c)
+				}
+			}
+			if len(r.Forms()) != tc.wantForms {
+				t.Fatalf("forms = %d, want %d", len(r.Forms()), tc.wantForms)
+			}
+			// The stored questions are the ask_user event's, byte for byte.
+			for i, f := range r.Forms() {
+				want := askUserData(t, out, i)
+				if string(f.Questions) != want {
+					t.Errorf("form %d questions = %s, want %s", i, f.Questions, want)
+				}
+			}
+			if tc.name == "ask_user and another tool" && r.Forms()[0].ToolCallID != "call_a" {
+				t.Errorf("form call id = %q, want call_a", r.Forms()[0].ToolCallID)
+			}
+			if tc.name == "clarify" && !strings.HasPrefix(r.Forms()[0].ToolCallID, "form_msg_1_") {
+				t.Errorf("clarify form id = %q, want a made-up one", r.Forms()[0].ToolCallID)
+			}
+			if !tc.close && !strings.HasSuffix(out, "\n\n") {
+				t.Errorf("output %q", out)
+			}
+		})
+	}
+}
+
+// askUserData returns the questions of the i-th ask_user event in out.
+func askUserData(t *testing.T, out string, i int) string {
+	t.Helper()
+	for _, block := range strings.Split(out, "\n\n") {
+		if !strings.HasPrefix(block, "event: ask_user\n") {
+			continue
+		}
+		if i > 0 {
+			i--
+			continue
+		}
+		var v struct{ Questions json.RawMessage }
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(block, "event: ask_user\ndata: ")), &v); err != nil {
+			t.Fatal(err)
+		}
+		return string(v.Questions)
+	}
+	t.Fatalf("no ask_user event %d in %q", i, out)
+	return ""
+}
+
+func TestCaptureCloseAfterEnd(t *testing.T) {
+	_, _, ends, _ := run(t, []transform.Event{ev(transform.KindAnswerDelta, "x"), {Kind: transform.KindFinish}}, true)
+	if ends != 1 {
+		t.Fatalf("onEnd ran %d times after done and Close, want 1", ends)
+	}
+}

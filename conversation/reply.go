@@ -1,0 +1,229 @@
+package conversation
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/llmstream/llmstream/transform/jsonout"
+)
+
+// The markers of the storage format (specs/002 §4.1) and the prefix of an
+// ask_user tool message's body (§4.4).
+const (
+	AssistantMarker = "_pub_asst"
+	ToolMarker      = "_pub_tool"
+	AskUserPrefix   = "[ask_user] "
+)
+
+// AskUserTool is the tool whose calls the component shows as a form
+// (specs/002 §6).
+const AskUserTool = "ask_user"
+
+// Status says how a reply ended.
+type Status uint8
+
+// The ways a reply ends. Only StatusComplete is stored without a mark: the
+// others put "status" in the _pub_asst object, a field parseHistoryMessages
+// ignores and the upstream rebuild reads.
+const (
+	// StatusOpen is a reply still streaming.
+	StatusOpen Status = iota
+	// StatusComplete is a reply that ended with done.
+	StatusComplete
+	// StatusFailed is a reply that ended with an error event.
+	StatusFailed
+	// StatusInterrupted is a reply whose client left before its end.
+	StatusInterrupted
+)
+
+// String returns the stored spelling ("" for complete).
+func (s Status) String() string {
+	switch s {
+	case StatusFailed:
+		return "error"
+	case StatusInterrupted:
+		return "interrupted"
+	case StatusOpen:
+		return "open"
+	}
+	return ""
+}
+
+// ToolCall is a tool call of the model, as the upstream request must
+// repeat it.
+type ToolCall struct {
+	ID, Name string
+	// Arguments is the arguments JSON as the model wrote it.
+	Arguments string
+}
+
+// Form is an ask_user form shown to the user.
+type Form struct {
+	// ToolCallID is the id of the ask_user call that asked, or a made-up id
+	// for a form that no tool call asked (a final_result clarify).
+	ToolCallID string
+	// Questions is the questions array exactly as the ask_user event sent
+	// it, normalised (specs/002 §5).
+	Questions json.RawMessage
+}
+
+// part is a piece of the visible reply: text, or a resource (specs/002
+// §3.8) as the raw JSON object of its event.
+type part struct {
+	text     []byte
+	resource json.RawMessage
+}
+
+// Reply is the assistant side of a turn as its user saw it: the text and
+// resource parts in order, the model's tool calls, the forms shown, and how
+// it ended. Capture builds it; Records stores it.
+type Reply struct {
+	parts  []*part
+	calls  []ToolCall
+	forms  []Form
+	Status Status
+}
+
+// AddText appends visible answer text.
+func (r *Reply) AddText(s string) {
+	if s != "" {
+		p := r.textPart()
+		p.text = append(p.text, s...)
+	}
+}
+
+// addJSONText appends the text of a JSON string literal's body (the bytes
+// between its quotes), decoded: a token event's content, as the encoder
+// wrote it.
+func (r *Reply) addJSONText(raw []byte) {
+	if len(raw) > 0 {
+		p := r.textPart()
+		p.text = appendUnquoted(p.text, raw)
+	}
+}
+
+// textPart returns the text part at the end, opening one if needed.
+func (r *Reply) textPart() *part {
+	if n := len(r.parts); n > 0 && r.parts[n-1].resource == nil {
+		return r.parts[n-1]
+	}
+	p := new(part)
+	r.parts = append(r.parts, p)
+	return p
+}
+
+// AddResource appends a resource part: the JSON object of a resource event.
+func (r *Reply) AddResource(raw []byte) {
+	r.parts = append(r.parts, &part{resource: append(json.RawMessage(nil), raw...)})
+}
+
+// AddCall records a tool call of the model.
+func (r *Reply) AddCall(c ToolCall) { r.calls = append(r.calls, c) }
+
+// AddForm records an ask_user form shown to the user.
+func (r *Reply) AddForm(f Form) { r.forms = append(r.forms, f) }
+
+// Text returns the visible text, every text part joined.
+func (r *Reply) Text() string {
+	var b strings.Builder
+	for _, p := range r.parts {
+		if p.resource == nil {
+			b.Write(p.text)
+		}
+	}
+	return b.String()
+}
+
+// Calls returns the tool calls, in order.
+func (r *Reply) Calls() []ToolCall { return r.calls }
+
+// Forms returns the forms shown, in order.
+func (r *Reply) Forms() []Form { return r.forms }
+
+// Visible reports whether the user saw anything of the reply: text, a
+// resource, a form or a tool call. A reply that failed before showing
+// anything is not stored: the user saw an error, not a message.
+func (r *Reply) Visible() bool {
+	return len(r.parts) > 0 || len(r.calls) > 0 || len(r.forms) > 0
+}
+
+// Records returns what the reply stores (specs/002 §4): one assistant
+// record with id, then one tool record per form, with ids from newID. A
+// reply with nothing visible stores nothing.
+func (r *Reply) Records(id string, newID func() string, now int64) []Record {
+	if !r.Visible() {
+		return nil
+	}
+	recs := []Record{{ID: id, Role: RoleAssistant, Content: string(r.appendAssistant(nil)), Time: now}}
+	for _, f := range r.forms {
+		recs = append(recs, Record{ID: newID(), Role: RoleTool, Content: string(AppendToolContent(nil, f.ToolCallID, AskUserPrefix+string(f.Questions))), Time: now})
+	}
+	return recs
+}
+
+// appendAssistant appends the _pub_asst object (specs/002 §4.2, §3.8):
+// text is every visible text part joined (what a component older than
+// v0.8, which knows no parts, shows), parts is there only when a resource
+// needs its place among the text, tool_calls in the OpenAI shape the
+// upstream request repeats, and status when the reply did not complete.
+func (r *Reply) appendAssistant(dst []byte) []byte {
+	dst = append(dst, `{"_t":"`+AssistantMarker+`","text":`...)
+	dst = jsonout.AppendStringS(dst, r.Text())
+	hasResource := false
+	for _, p := range r.parts {
+		hasResource = hasResource || p.resource != nil
+	}
+	if hasResource {
+		dst = append(dst, `,"parts":[`...)
+		for i, p := range r.parts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if p.resource != nil {
+				dst = append(dst, `{"type":"resource","resource":`...)
+				dst = append(dst, p.resource...)
+			} else {
+				dst = append(dst, `{"type":"text","content":`...)
+				dst = jsonout.AppendString(dst, p.text)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(r.calls) > 0 {
+		dst = append(dst, `,"tool_calls":`...)
+		dst = appendToolCalls(dst, r.calls)
+	}
+	if s := r.Status.String(); s != "" {
+		dst = append(dst, `,"status":`...)
+		dst = jsonout.AppendStringS(dst, s)
+	}
+	return append(dst, '}')
+}
+
+// appendToolCalls appends calls as an OpenAI tool_calls array.
+func appendToolCalls(dst []byte, calls []ToolCall) []byte {
+	dst = append(dst, '[')
+	for i, c := range calls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"id":`...)
+		dst = jsonout.AppendStringS(dst, c.ID)
+		dst = append(dst, `,"type":"function","function":{"name":`...)
+		dst = jsonout.AppendStringS(dst, c.Name)
+		dst = append(dst, `,"arguments":`...)
+		dst = jsonout.AppendStringS(dst, c.Arguments)
+		dst = append(dst, "}}"...)
+	}
+	return append(dst, ']')
+}
+
+// AppendToolContent appends a _pub_tool object (specs/002 §4.3).
+func AppendToolContent(dst []byte, toolCallID, body string) []byte {
+	dst = append(dst, `{"_t":"`+ToolMarker+`","toolCallId":`...)
+	dst = jsonout.AppendStringS(dst, toolCallID)
+	dst = append(dst, `,"body":`...)
+	dst = jsonout.AppendStringS(dst, body)
+	return append(dst, '}')
+}

@@ -1,0 +1,105 @@
+package request
+
+import (
+	"github.com/llmstream/llmstream/transform/jsonout"
+)
+
+// RetryTurn is a reply that failed validation and the correction that
+// follows it, appended to the request for the retry (specs/004 §7.3.2:
+// the same request, the same tools, the failed turn's history kept, so
+// that the model sees what it did and why it was refused).
+type RetryTurn struct {
+	// Content is the reply's text as the model wrote it (the content
+	// deltas, not the reasoning, which chat-completions requests do not
+	// carry back). Empty with Calls: the message's content is null.
+	Content []byte
+	// Calls are the reply's native tool calls. None of them ran: the
+	// client never saw them. Each is answered by a tool message (strict
+	// OpenAI-compatible servers refuse a call left unanswered) whose
+	// content is its Result.
+	Calls []RetryCall
+	// Correction is the user message after the turn, naming the broken
+	// rule; "" for none (the tool messages then carry the correction).
+	Correction string
+}
+
+// RetryCall is one native tool call of a failed reply.
+type RetryCall struct {
+	// ID, Name and Arguments are the call as the model made it (ID as the
+	// client would have seen it); Arguments is raw JSON text.
+	ID, Name  string
+	Arguments []byte
+	// Result is the tool message's content: why the call was refused, or
+	// that it did not run.
+	Result string
+}
+
+// AppendRetry appends to dst the request body for a retry: body, a
+// chat-completions request (the one sent for the failed attempt), with
+// turn's messages appended to its "messages" array. Every other byte of
+// body is copied as it is, in place: the retry is the same request with
+// the failed turn added (the contract of specs/004 §7.3.2, which the tests
+// check byte for byte).
+func AppendRetry(dst, body []byte, turn RetryTurn) ([]byte, error) {
+	d, root, e := parseObject(body, badRequest)
+	if e != nil {
+		return dst, e
+	}
+	msgs := d.member(root, "messages")
+	if d.kind(msgs) != '[' {
+		return dst, badRequest(CodeInvalidMessages, `"messages" must be an array, got `+d.typeName(msgs))
+	}
+	// The turn goes right after the last message (or the opening
+	// bracket), before the whitespace that precedes the closing one.
+	at, empty := msgs.start+1, true
+	d.elements(msgs, func(e span) bool {
+		at, empty = e.end, false
+		return true
+	})
+	dst = append(dst, body[:at]...)
+	if !empty {
+		dst = append(dst, ',')
+	}
+	dst = appendTurn(dst, turn)
+	return append(dst, body[at:]...), nil
+}
+
+// appendTurn appends the turn's messages, comma-separated.
+func appendTurn(dst []byte, t RetryTurn) []byte {
+	dst = append(dst, `{"role":"assistant","content":`...)
+	if len(t.Content) == 0 && len(t.Calls) > 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonout.AppendString(dst, t.Content)
+	}
+	if len(t.Calls) > 0 {
+		dst = append(dst, `,"tool_calls":[`...)
+		for i, c := range t.Calls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonout.AppendStringS(dst, c.ID)
+			dst = append(dst, `,"type":"function","function":{"name":`...)
+			dst = jsonout.AppendStringS(dst, c.Name)
+			dst = append(dst, `,"arguments":`...)
+			dst = jsonout.AppendString(dst, c.Arguments)
+			dst = append(dst, "}}"...)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, '}')
+	for _, c := range t.Calls {
+		dst = append(dst, `,{"role":"tool","tool_call_id":`...)
+		dst = jsonout.AppendStringS(dst, c.ID)
+		dst = append(dst, `,"content":`...)
+		dst = jsonout.AppendStringS(dst, c.Result)
+		dst = append(dst, '}')
+	}
+	if t.Correction != "" {
+		dst = append(dst, `,{"role":"user","content":`...)
+		dst = jsonout.AppendStringS(dst, t.Correction)
+		dst = append(dst, '}')
+	}
+	return dst
+}

@@ -1,0 +1,300 @@
+package texttools
+
+import (
+	"bytes"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonstream"
+	"github.com/llmstream/llmstream/transform/parsekit"
+)
+
+// The violation codes of this package.
+const (
+	// CodeBadToolCall: a block is not one JSON object with a name, or text
+	// follows the object inside it; the block is delivered as text.
+	CodeBadToolCall = "bad_tool_call"
+	// CodeUnterminatedToolCall: the reply ended inside a block. Its text is
+	// delivered, unless its object was complete, which is then a call.
+	CodeUnterminatedToolCall = "unterminated_tool_call"
+	// CodeInvalidUTF8: the reply ended inside a UTF-8 sequence (PARSING.md
+	// TM34); the cut bytes are still delivered. The text format reports it
+	// alike.
+	CodeInvalidUTF8 = "invalid_utf8"
+)
+
+// maxBlank bounds the blanks held between text and a possible block: a
+// longer run is text up to its last maxBlank bytes.
+const maxBlank = 64
+
+// state is the parser's position in the reply.
+type state uint8
+
+const (
+	stText  state = iota // answer text, scanning for the opening marker
+	stBody               // inside a block's JSON object
+	stTrail              // after the object: blanks, then the closing marker
+	stDead               // after a fatal error: input is ignored
+)
+
+// Parser parses a text reply in which the model writes tool calls by a
+// Convention. It implements transform.Parser. The zero value is not usable:
+// call New.
+type Parser struct {
+	conv        *Convention
+	open, close []byte
+	lim         transform.Limits
+	tok         jsonstream.Tokenizer
+	emit        transform.Emit
+
+	st  state
+	off int64 // reply offset of the next Feed's first byte
+	raw parsekit.RawEcho
+
+	// np counts the bytes of a marker candidate matched (the opening
+	// marker in stText, the closing one in stTrail), which starts at reply
+	// offset pendOff.
+	np      int
+	pendOff int64
+
+	// The answer.
+	answer bool               // KindAnswerStart was sent
+	carry  parsekit.RuneCarry // a rune cut at the end of a Feed
+	blanks []byte             // trailing blanks of the text, held
+	skip   bool               // after a block: blanks before the next text are dropped
+
+	// The block.
+	block    []byte // verbatim, from its opening marker
+	blockOff int64
+	call     call
+	calls    int    // calls started
+	lastName string // the name of the last call, reused when the next has it
+	broke    jsonstream.Token
+	broken   bool // the tokenizer found the object broken
+	// limit is the code of a limit the tokenizer reported, limitMsg its
+	// message: fatal once the Feed returns.
+	limit, limitMsg string
+}
+
+// New returns a parser for text replies with tool calls written by conv.
+func New(conv *Convention, opts transform.ParserOptions) *Parser {
+	opts = opts.WithDefaults()
+	if len(conv.Open) == 0 || len(conv.Open) > maxMarker || len(conv.Close) > maxMarker {
+		panic("texttools: convention " + conv.Name + ": a marker is empty or longer than maxMarker")
+	}
+	t := &Parser{conv: conv, open: []byte(conv.Open), close: []byte(conv.Close), lim: opts.Limits}
+	t.tok.Init(jsonstream.Config{Paths: paths, Limits: opts.Limits, Doc: jsonstream.DocBare})
+	t.blanks = make([]byte, 0, maxBlank)
+	t.block = make([]byte, 0, 256)
+	return t
+}
+
+// Reset readies t for a new reply, keeping its buffers.
+func (t *Parser) Reset() {
+	t.tok.Reset()
+	*t = Parser{
+		conv: t.conv, open: t.open, close: t.close, lim: t.lim, tok: t.tok,
+		blanks: t.blanks[:0], block: t.block[:0],
+		call:     call{name: t.call.name[:0], args: t.call.args[:0]},
+		lastName: t.lastName,
+	}
+}
+
+// Feed consumes the next bytes of the reply. b is not retained; the Text of
+// every event is borrowed and valid only until emit returns.
+func (t *Parser) Feed(b []byte, emit transform.Emit) {
+	if t.st == stDead || len(b) == 0 {
+		return
+	}
+	t.emit = emit
+	t.raw.Feed(b, emit)
+	i := 0
+	if t.carry.Pending() {
+		out, rest := t.carry.Resume(b)
+		i = len(b) - len(rest)
+		t.text(out)
+	}
+	t.scan(b[i:], t.off+int64(i), true)
+	t.off += int64(len(b))
+	t.emit = nil
+}
+
+// scan runs over p, whose first byte is at reply offset base. end says p
+// runs to the end of the Feed, where a cut rune is held.
+func (t *Parser) scan(p []byte, base int64, end bool) {
+	i := 0
+	for i < len(p) && t.st != stDead {
+		switch {
+		case t.st == stText && t.np > 0:
+			i = t.openStep(p, i, base)
+		case t.st == stText:
+			j := bytes.IndexByte(p[i:], t.open[0])
+			if j < 0 {
+				seg := p[i:]
+				if end {
+					seg = t.carry.Hold(seg)
+				}
+				t.text(seg)
+				return
+			}
+			t.text(p[i : i+j])
+			i += j
+			t.pendOff = base + int64(i)
+			t.np = 0
+			i = t.openStep(p, i, base)
+		case t.st == stBody:
+			i = t.body(p, i, base)
+		default:
+			i = t.trail(p, i, base)
+		}
+	}
+}
+
+// openStep matches the opening marker from p[i] and returns where it
+// stopped. A candidate that turns out to be text is text, and the bytes
+// after its first are scanned again, since one of them may start the
+// marker (PARSING.md §4.1, TM15).
+func (t *Parser) openStep(p []byte, i int, base int64) int {
+	for i < len(p) && t.np < len(t.open) {
+		if p[i] != t.open[t.np] {
+			// The held bytes are the marker's first np bytes: they are
+			// read from the marker itself, which nothing overwrites.
+			held := t.open[:t.np]
+			t.np = 0
+			t.text(held[:1])
+			t.scan(held[1:], t.pendOff+1, false)
+			return i
+		}
+		t.np++
+		i++
+	}
+	if t.np == len(t.open) {
+		t.np = 0
+		t.beginBlock(base + int64(i))
+	}
+	return i
+}
+
+// text sends b as answer text: blanks after a block are dropped, and
+// trailing blanks are held until what follows shows whether a block does.
+func (t *Parser) text(b []byte) {
+	if t.skip {
+		k := 0
+		for k < len(b) && isBlank(b[k]) {
+			k++
+		}
+		if b = b[k:]; len(b) == 0 {
+			return
+		}
+		t.skip = false
+	}
+	k := len(b)
+	for k > 0 && isBlank(b[k-1]) {
+		k--
+	}
+	if k > 0 {
+		t.flushBlanks()
+		t.answerDelta(b[:k])
+	}
+	for b = b[k:]; len(b) > 0; {
+		room := maxBlank - len(t.blanks)
+		if room == 0 {
+			t.flushBlanks()
+			room = maxBlank
+		}
+		n := min(room, len(b))
+		t.blanks = append(t.blanks, b[:n]...)
+		b = b[n:]
+	}
+}
+
+// flushBlanks sends the held blanks as answer text.
+func (t *Parser) flushBlanks() {
+	if len(t.blanks) > 0 {
+		t.answerDelta(t.blanks)
+		t.blanks = t.blanks[:0]
+	}
+}
+
+func (t *Parser) answerDelta(b []byte) {
+	if !t.answer {
+		t.answer = true
+		t.emit(transform.Event{Kind: transform.KindAnswerStart})
+	}
+	t.emit(transform.Event{Kind: transform.KindAnswerDelta, Text: b})
+}
+
+// Close ends the reply: a held marker candidate and held blanks are text,
+// a block cut off is ended (see the package comment), and the answer is
+// closed.
+func (t *Parser) Close(emit transform.Emit) {
+	if t.st == stDead {
+		return
+	}
+	t.emit = emit
+	switch t.st {
+	case stBody:
+		t.tok.Close((*tokens)(t))
+		if t.st != stDead {
+			t.breakBlock(CodeUnterminatedToolCall, "the reply ended inside the tool call block")
+		}
+	case stTrail:
+		t.np = 0
+		if len(t.close) > 0 {
+			t.violation(CodeUnterminatedToolCall, t.blockOff,
+				"the reply ended before the block's closing marker; its call is complete and was kept")
+		}
+		t.endBlock()
+	}
+	if t.st == stText && t.np > 0 {
+		t.text(t.open[:t.np])
+		t.np = 0
+	}
+	if t.carry.Pending() {
+		out := t.carry.Flush()
+		t.violation(CodeInvalidUTF8, t.off-int64(len(out)), "")
+		t.text(out)
+	}
+	t.raw.Close(emit)
+	if t.st != stDead {
+		t.flushBlanks()
+		t.closeAnswer()
+	}
+	t.st = stDead
+	t.emit = nil
+}
+
+// closeAnswer ends the answer section if one was opened.
+func (t *Parser) closeAnswer() {
+	if t.answer {
+		t.answer = false
+		t.emit(transform.Event{Kind: transform.KindAnswerEnd})
+	}
+}
+
+// violation reports an anomaly at reply offset off.
+func (t *Parser) violation(code string, off int64, detail string) {
+	ev := transform.Event{Kind: transform.KindViolation, Code: code, Offset: off}
+	if detail != "" {
+		ev.Text = []byte(detail)
+	}
+	t.emit(ev)
+}
+
+// fail ends the reply with a fatal error: the text of a block whose call
+// had not started is delivered first (a started call stays open: its
+// arguments were cut off), then the answer closes.
+func (t *Parser) fail(code, msg string) {
+	if t.st == stDead {
+		return
+	}
+	if t.st != stText && !t.call.started {
+		t.flushBlanks()
+		t.text(t.block)
+	}
+	t.flushBlanks()
+	t.closeAnswer()
+	t.st = stDead
+	t.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
