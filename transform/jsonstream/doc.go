@@ -29,7 +29,7 @@
 //
 // # The JSON readers
 //
-// llmstream reads JSON in four places (issue 10). A fix to how JSON is read
+// llmstream reads streaming or spliced JSON in four places (issue 10). A fix to how JSON is read
 // (an escape, a surrogate, a limit) belongs in the reader of the JSON it
 // concerns:
 //
@@ -56,4 +56,14 @@
 //     weigh: keys would be decoded, so "\u0065vent" would name jsonl, which
 //     keyScan, comparing raw key bytes, does not. It is left as it is while
 //     the format package is being changed.
+//
+// encoding/json (with its Decoder's UseNumber where numbers must keep
+// their text) reads what is complete and small and needs no streaming:
+// the request bodies converted to a chat-completions request (responses,
+// anthropic, and the skillpet and aisdk converters of transform/request),
+// a tool's JSON Schema and the arguments checked against it
+// (transform/validate, through github.com/santhosh-tekuri/jsonschema), and
+// the conversation store's records. Those readers need a whole value as Go data, which is
+// what encoding/json gives; none of them sees the model's text as it
+// streams.
 package jsonstream
