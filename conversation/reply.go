@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // The markers of the storage format (specs/002 §4.1) and the prefix of an
@@ -98,7 +99,7 @@ func (r *Reply) AddText(s string) {
 func (r *Reply) addJSONText(raw []byte) {
 	if len(raw) > 0 {
 		p := r.textPart()
-		p.text = appendUnquoted(p.text, raw)
+		p.text = parsekit.AppendUnescaped(p.text, raw)
 	}
 }
 

@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"unicode/utf8"
+
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // EstimateTokens estimates the input tokens of an OpenAI chat-completions
@@ -172,36 +174,16 @@ func (t *textCounter) string(raw []byte) {
 // decodeU decodes the hex digits after \u (and a low surrogate's \uXXXX
 // after a high one), returning the rune and the bytes read.
 func decodeU(b []byte) (rune, int) {
-	r, ok := hex4(b)
+	r, ok := parsekit.Hex4(b)
 	if !ok {
 		return utf8.RuneError, 0
 	}
 	if r >= 0xd800 && r < 0xdc00 && len(b) >= 10 && b[4] == '\\' && b[5] == 'u' {
-		if lo, ok := hex4(b[6:]); ok && lo >= 0xdc00 && lo < 0xe000 {
+		if lo, ok := parsekit.Hex4(b[6:]); ok && lo >= 0xdc00 && lo < 0xe000 {
 			return 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), 10
 		}
 	}
 	return r, 4
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // ascii adds one ASCII character.

@@ -1,8 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/llmstream/llmstream/transform/parsekit"
 )
 
 // ErrMalformed is returned, wrapped with the byte offset, for a chunk that is
@@ -274,7 +277,7 @@ func (d *ChunkDecoder) text(raw []byte) []byte {
 		return s
 	}
 	start := len(d.scratch)
-	d.scratch = appendUnescaped(d.scratch, s)
+	d.scratch = parsekit.AppendUnescaped(d.scratch, s)
 	// The capacity is cut so that a caller appending to one field cannot
 	// overwrite the next.
 	return d.scratch[start:len(d.scratch):len(d.scratch)]
@@ -321,3 +324,7 @@ func trimSpace(p []byte) []byte {
 	}
 	return p
 }
+
+// hasBackslash reports whether a JSON string's body holds an escape, the
+// case in which it must be decoded rather than borrowed.
+func hasBackslash(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }

@@ -1,5 +1,7 @@
 package upstream
 
+import "github.com/llmstream/llmstream/transform/parsekit"
+
 // A message's content is a string, or an array of typed parts (Mistral's
 // Magistral models, and gateways that pass Anthropic-style blocks on):
 //
@@ -175,7 +177,7 @@ func (d *ChunkDecoder) join(reasoning bool) []byte {
 		switch {
 		case s.reasoning != reasoning:
 		case isString(s.raw):
-			d.scratch = appendUnescaped(d.scratch, s.raw[1:len(s.raw)-1])
+			d.scratch = parsekit.AppendUnescaped(d.scratch, s.raw[1:len(s.raw)-1])
 		default:
 			d.scratch = append(d.scratch, s.raw...)
 		}

@@ -1,4 +1,4 @@
-package upstream
+package parsekit
 
 import "testing"
 
@@ -28,8 +28,8 @@ func TestAppendUnescaped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(appendUnescaped([]byte("x"), []byte(tt.raw))); got != "x"+tt.want {
-				t.Errorf("appendUnescaped(%q) = %q, want %q", tt.raw, got[1:], tt.want)
+			if got := string(AppendUnescaped([]byte("x"), []byte(tt.raw))); got != "x"+tt.want {
+				t.Errorf("AppendUnescaped(%q) = %q, want %q", tt.raw, got[1:], tt.want)
 			}
 		})
 	}

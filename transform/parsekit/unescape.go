@@ -1,4 +1,4 @@
-package upstream
+package parsekit
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// appendUnescaped appends the decoded content of a JSON string (the raw
+// AppendUnescaped appends the decoded content of a JSON string (the raw
 // bytes between its quotes) to dst. It is lenient, so that a model's text
 // is never lost to a provider's sloppy encoding:
 //
@@ -16,7 +16,7 @@ import (
 //     as in encoding/json (JO08);
 //   - raw control bytes and invalid UTF-8 pass through: the encoders
 //     replace invalid UTF-8 when they write JSON.
-func appendUnescaped(dst, raw []byte) []byte {
+func AppendUnescaped(dst, raw []byte) []byte {
 	for len(raw) > 0 {
 		k := bytes.IndexByte(raw, '\\')
 		if k < 0 {
@@ -41,7 +41,7 @@ func appendUnescaped(dst, raw []byte) []byte {
 		case 't':
 			dst = append(dst, '\t')
 		case 'u':
-			r, ok := hex4(raw[2:])
+			r, ok := Hex4(raw[2:])
 			if !ok {
 				dst = append(dst, '\\')
 				raw = raw[1:]
@@ -51,7 +51,7 @@ func appendUnescaped(dst, raw []byte) []byte {
 			if utf16.IsSurrogate(r) {
 				r2, ok := rune(0), false
 				if r < 0xDC00 && len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
-					r2, ok = hex4(raw[2:])
+					r2, ok = Hex4(raw[2:])
 				}
 				if ok && 0xDC00 <= r2 && r2 <= 0xDFFF {
 					r = utf16.DecodeRune(r, r2)
@@ -72,8 +72,8 @@ func appendUnescaped(dst, raw []byte) []byte {
 	return dst
 }
 
-// hex4 decodes the four hex digits at the start of p.
-func hex4(p []byte) (rune, bool) {
+// Hex4 decodes the four hex digits at the start of p.
+func Hex4(p []byte) (rune, bool) {
 	if len(p) < 4 {
 		return 0, false
 	}
@@ -93,5 +93,3 @@ func hex4(p []byte) (rune, bool) {
 	}
 	return r, true
 }
-
-func hasBackslash(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
