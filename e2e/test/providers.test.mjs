@@ -261,9 +261,10 @@ describe('providers: ai DefaultChatTransport + readUIMessageStream', () => {
         'tool parts: ids, names, inputs',
       );
       for (const p of tools) assert.equal(p.state, 'input-available');
-      // useChat sends no tools and this route injects none, so every call
-      // the recorded provider made names a tool the request did not offer:
-      // CONTRACT §10 reports it as unknown_tool (and still delivers it).
+      // useChat sends no tools, and this route injects only ask_user and
+      // search: every call the recorded provider made names a tool the
+      // request did not offer, which CONTRACT §10 reports as unknown_tool
+      // (the call is still delivered).
       const violations = parts('data-violations').flatMap((p) => p.data.violations.map((v) => v.code));
       assert.deepEqual(violations, [...want.violations, ...want.toolCalls.map(() => 'unknown_tool')], 'the violations reported');
 
