@@ -261,8 +261,8 @@ describe('providers: ai DefaultChatTransport + readUIMessageStream', () => {
         'tool parts: ids, names, inputs',
       );
       for (const p of tools) assert.equal(p.state, 'input-available');
-      // useChat sends no tools, and this route injects only ask_user and
-      // search: every call the recorded provider made names a tool the
+      // useChat sends no tools, and this route injects only its own
+      // (createComprehensiveSRS, editSRSDocument, search_knowledge): every call the recorded provider made names a tool the
       // request did not offer, which CONTRACT §10 reports as unknown_tool
       // (the call is still delivered).
       const violations = parts('data-violations').flatMap((p) => p.data.violations.map((v) => v.code));
