@@ -35,6 +35,9 @@ type Capture struct {
 	ended bool
 }
 
+// A Capture passes on the restart marker of its inner encoder.
+var _ transform.Restarter = (*Capture)(nil)
+
 // NewCapture returns a Capture of inner for the stream of message msgID;
 // onEnd receives the reply once, when the stream ends.
 func NewCapture(inner transform.Encoder, msgID string, onEnd func(*Reply)) *Capture {
@@ -61,6 +64,24 @@ func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
 	dst = c.inner.AppendEvent(dst, ev)
 	if !c.ended {
 		c.observe(dst[mark:], ev.Kind)
+	}
+	return dst
+}
+
+// AppendRestart writes the inner encoder's restart marker (skillpet's
+// round_start, with the validate block's show_retries) and starts the
+// stored reply over. The conversation remembers the reply that passed
+// validation: the next turn's upstream request must build on it, and the
+// refused one was already answered inside the proxy (the retry request
+// carried it with its correction). The client saw both; after a reload,
+// init shows the accepted one.
+func (c *Capture) AppendRestart(dst []byte, attempt int, reason string) []byte {
+	if r, ok := c.inner.(transform.Restarter); ok {
+		dst = r.AppendRestart(dst, attempt, reason)
+	}
+	if !c.ended {
+		c.reply = Reply{}
+		c.asks = c.asks[:0]
 	}
 	return dst
 }

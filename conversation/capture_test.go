@@ -170,3 +170,37 @@ func TestCaptureCloseAfterEnd(t *testing.T) {
 		t.Fatalf("onEnd ran %d times after done and Close, want 1", ends)
 	}
 }
+
+// TestCaptureRestart: with show_retries the client sees the refused reply,
+// the round_start marker and the retry; the conversation keeps the retry.
+func TestCaptureRestart(t *testing.T) {
+	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	var stored *Reply
+	c := NewCapture(skillpet.New(meta), "msg_1", func(r *Reply) { stored = r })
+	out := c.Begin(nil)
+	for _, e := range []transform.Event{
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "refused"), {Kind: transform.KindAnswerEnd},
+		call(0, "call_1", AskUserTool, askArgs),
+	} {
+		out = c.AppendEvent(out, e)
+	}
+	out = c.AppendRestart(out, 2, "clarify_without_question")
+	for _, e := range []transform.Event{
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "accepted"), {Kind: transform.KindAnswerEnd},
+		{Kind: transform.KindFinish, Code: "stop"},
+	} {
+		out = c.AppendEvent(out, e)
+	}
+	got := string(out)
+	for _, want := range []string{"refused", "event: round_start", "accepted", "event: done"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the client did not get %q:\n%s", want, got)
+		}
+	}
+	if stored == nil {
+		t.Fatal("nothing stored")
+	}
+	if text := stored.Text(); text != "accepted" || len(stored.calls) != 0 || len(stored.forms) != 0 {
+		t.Errorf("stored %q, %d calls, %d forms; want only the accepted reply", text, len(stored.calls), len(stored.forms))
+	}
+}
