@@ -156,14 +156,14 @@ func (p *Pipeline) keepContent(b []byte) {
 // Reasoning, violations and the stream's routing flow: they are progress,
 // not a result (specs/004 §7.3: the message waits, progress shows), and
 // every protocol accepts reasoning sections one after another.
-func (p *Pipeline) screen(ev transform.Event) bool {
+func (p *Pipeline) screen(ev *transform.Event) bool {
 	v := &p.val
 	if v.cfg == nil || v.releasing {
 		return false
 	}
 	switch ev.Kind {
 	case transform.KindToolCallEnd:
-		p.checkCall(ev)
+		p.checkCall(*ev)
 	case transform.KindViolation:
 		if !v.own && len(v.why) < maxWhy && !slices.Contains(v.why, ev.Code) {
 			v.why = append(v.why, ev.Code)
@@ -181,7 +181,7 @@ func (p *Pipeline) screen(ev transform.Event) bool {
 	if !v.cfg.Act || v.live {
 		return false
 	}
-	v.gate.hold(ev)
+	v.gate.hold(*ev)
 	return true
 }
 

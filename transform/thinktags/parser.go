@@ -157,6 +157,15 @@ func (t *Parser) NativeReasoning() {
 
 // Feed consumes the next bytes of the content.
 func (t *Parser) Feed(p []byte, emit transform.Emit) {
+	// Once everything goes to the format parser from the reply's first
+	// byte on, the stage has nothing to add to its events (no offset to
+	// move, no echo to drop): they go to the caller directly, which saves
+	// a call per event on the hot path.
+	if t.st == stPass && t.base == 0 && !t.replaying {
+		t.inner.Feed(p, emit)
+		t.off += int64(len(p))
+		return
+	}
 	t.emit = emit
 	if t.st == stInit && len(p) > 0 {
 		t.st = stLead
