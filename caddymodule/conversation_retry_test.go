@@ -25,7 +25,7 @@ func TestConversationShowRetries(t *testing.T) {
 		}
 		writeFlush(w, roleChunk, content("答案。"), finishChunks)
 	})
-	route := strings.Replace(convRoute(u.hostPort(), ""), "tool ask_user", "tool ask_user\n\t\t\tvalidate {\n\t\t\t\tshow_retries\n\t\t\t}", 1)
+	route := strings.Replace(convRoute(u.hostPort(), "", "store file "+t.TempDir()), "tool ask_user", "tool ask_user\n\t\t\tvalidate {\n\t\t\t\tshow_retries\n\t\t\t}", 1)
 	s := startConvSite(t, func(string) string { return route })
 	c := newChatClient(t, s.url("/skillpet"), "Bearer retry")
 
