@@ -123,17 +123,51 @@ func (t *Tokenizer) docStep(p []byte, i int) int {
 		// it may start the object.
 		return t.notJSON(p, i)
 	case docTrail:
-		// Only blanks and the closing fence may follow the object; the
-		// backticks are not counted, so "{…}```" and "{…}\n```\n" both
-		// pass (JO03). Anything else is the model's text (JO20).
-		if c := p[i]; isBlank(c) || c == '`' {
-			return i + 1
-		}
-		t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.off(i))
-		t.startProse(i)
-		return len(p)
+		return t.trailByte(p, i)
 	}
 	return len(p) // docProse: flushed by suspend
+}
+
+// trailByte handles a byte after the value. Blanks there are dropped. A
+// run of backticks is held, with the blanks after it, until it shows what
+// it is: the closing fence (three or more, and its line or the reply
+// ends), which is dropped, so that "{…}```" and "{…}\n```\n" pass (JO03);
+// or the start of the model's text after the object, an opening fence such
+// as "```python" or inline code, which is prose with all that follows
+// (JO20). Nothing else is dropped.
+func (t *Tokenizer) trailByte(p []byte, i int) int {
+	d := &t.doc
+	switch c := p[i]; {
+	case len(d.hold) == 0 && isBlank(c):
+		return i + 1
+	case c == '`' && len(d.hold) == d.ticks: // the run goes on
+		if !t.holdByte(c) {
+			return t.trailText(p, i)
+		}
+		d.ticks++
+		return i + 1
+	case isBlank(c):
+		if c == '\n' && d.ticks >= 3 { // the closing fence's line ends
+			d.hold, d.ticks = d.hold[:0], 0
+			return i + 1
+		}
+		if !t.holdByte(c) {
+			return t.trailText(p, i)
+		}
+		return i + 1
+	}
+	return t.trailText(p, i)
+}
+
+// trailText reports text after the value (JO20) and makes it, from what
+// the document stage holds on, the rest of the reply as prose.
+func (t *Tokenizer) trailText(p []byte, i int) int {
+	d := &t.doc
+	off := t.off(i) - int64(len(d.hold))
+	t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, off)
+	t.release(p, i)
+	d.st = docProse
+	return len(p)
 }
 
 // holdByte holds c while the document stage decides what it is; it
@@ -330,6 +364,14 @@ func (t *Tokenizer) docClose() {
 		t.emitData(TokenProse, -1, -1, d.carry.Flush())
 		t.st = stDead
 		t.report(TokenInvalid, -1, -1, 0, detailBytes("the reply holds no JSON object"), CodeExpectedObject, d.proseOff)
+	case docTrail:
+		// Held backticks at the end: three or more close the fence; fewer
+		// are the model's text.
+		if len(d.hold) > 0 && d.ticks < 3 {
+			t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.base-int64(len(d.hold)))
+			t.emitData(TokenProse, -1, -1, d.hold)
+		}
+		d.hold, d.ticks = d.hold[:0], 0
 	case docBOM, docLead, docTicks, docInfo, docBrace:
 		if t.mode == DocBare {
 			return

@@ -215,6 +215,7 @@ func (t *Tokenizer) Feed(p []byte, h Handler) int {
 				return t.advance(i)
 			}
 			t.doc.st = docTrail
+			t.doc.hold, t.doc.ticks = t.doc.hold[:0], 0
 		case stDead:
 			// The value broke (TokenInvalid) or outgrew a limit
 			// (TokenLimit) at stopAt: the rest of the reply is the

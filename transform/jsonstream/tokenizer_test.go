@@ -130,6 +130,16 @@ var tokCases = []tokCase{
 	// (CONTRACT.md §7); the closing fence before it is not.
 	{name: "JO20", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n```\nHope this helps!"},
 		want: `J{m J"m":"x" J}m W(trailing_text@14) T"Hope this helps!"`},
+	// Backticks after the object that are not its closing fence are the
+	// model's text: a code block, inline code, a lone backtick.
+	{name: "JO20/code_block_after", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n\n```python\nprint(1)\n```"},
+		want: `J{m J"m":"x" J}m W(trailing_text@11) T"` + "```python\\nprint(1)\\n```" + `"`},
+	{name: "JO20/inline_code_after", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n`x` is it"},
+		want: `J{m J"m":"x" J}m W(trailing_text@10) T"` + "`x` is it" + `"`},
+	{name: "JO20/lone_backtick_at_end", doc: DocStrict, chunks: []string{"{\"m\":\"x\"} `"},
+		want: `J{m J"m":"x" J}m W(trailing_text@10) T"` + "`" + `"`},
+	{name: "JO03/fence_then_blank_lines", doc: DocStrict, chunks: []string{"```json\n{\"m\":\"x\"}\n```\n\n"},
+		want: `J{m J"m":"x" J}m`},
 	{name: "JO21/array", doc: DocStrict, chunks: []string{`[1]`},
 		want: `X(expected_object@0) T"[1]"`},
 	{name: "JO21/string", doc: DocStrict, chunks: []string{` "str"`},
