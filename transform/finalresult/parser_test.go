@@ -131,6 +131,11 @@ var cases = []parseCase{
 		want: `F{ F"m" F} V(wrong_type@63:clarify) C{"Which city?" [] ""}`},
 	// max_key and max_depth end the reading, not the stream: the rest of
 	// the reply is answer text, verbatim.
+	// A key over the limit inside a message delivered as written: the
+	// key's start went out with the message's text, the rest follows as
+	// text, nothing twice.
+	{name: "limit/key_too_long_in_raw_value", opts: transform.ParserOptions{Limits: transform.Limits{MaxKeyBytes: 8}}, chunks: []string{ready + `"message":{"abcdefghij":1}}`},
+		want: `F{ F"{\"abcdefgh" V(key_too_long@45:JSON object key longer than the key limit) F} F{ F"ij\":1}}" F}`},
 	{name: "limit/key_too_long", opts: transform.ParserOptions{Limits: transform.Limits{MaxKeyBytes: 8}}, chunks: []string{ready + `"message":"m","far_too_long":1}`},
 		want: `F{ F"m" F} V(key_too_long@39:JSON object key longer than the key limit) F{ F"\"far_too_long\":1}" F}`},
 	{name: "prose_runes_split", chunks: []string{"你", "\xe5\xa5", "\xbd"},

@@ -349,10 +349,14 @@ func (t *Tokenizer) invalid(p []byte, i int, code, detail string, off int64) {
 // tokenizer's own, which it no longer holds). A key too long is reported
 // at its opening quote, and its text so far is the prose's start; other
 // limits at p[i].
+//
+// Inside a raw capture (a watched value delivered as written, whose own
+// keys are read too), the key's text so far went out with the capture:
+// the prose starts at p[i] instead, so that no byte is delivered twice.
 func (t *Tokenizer) limit(p []byte, i int, code, msg string) {
 	t.flushText(false)
+	key := t.inKey() && !t.cap.on
 	t.flushCapture(p, i, false)
-	key := t.inKey()
 	t.st = stDead
 	t.stopAt = i
 	off := t.off(i)
