@@ -106,6 +106,18 @@ func (p *Parser) eventText(text []byte) {
 	// Text of any other event means nothing in JSONSeq and is dropped.
 }
 
+// breakObject handles a line's object that broke before it said what it
+// is: the text it held is the model's, and is answer text ahead of the
+// rest of the line (CONTRACT.md §7). Text held for a named event stays
+// where that event would have put it: a phase_delta's reasoning without
+// its id cannot be placed and is left out, as reasoning may be.
+func (p *Parser) breakObject() {
+	if o := &p.obj; !o.named && len(o.hold) > 0 {
+		p.AnswerText(o.hold)
+		o.hold = o.hold[:0]
+	}
+}
+
 // endObject completes the line's event at its object's '}'.
 func (p *Parser) endObject() {
 	o := &p.obj

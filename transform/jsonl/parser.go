@@ -93,12 +93,19 @@ func (p *Parser) feedObject(b []byte, i int) int {
 	case tok.Stopped():
 		// The object broke at b[i] (JL06): bad_line was reported, and the
 		// rest of the line is the model's text.
+		p.breakObject()
 		p.obj.reset(-1)
 		p.line.st = lineText
 		p.line.start = i
 	case i == j && j < len(b):
 		// The line ended inside the object.
 		p.Violation(CodeBadLine, textUnterminated, p.Offset()+int64(j))
+		p.breakObject()
+		if o := &p.obj; o.open && o.ev == evFinalDelta {
+			// A raw newline inside the answer's string (a model that
+			// did not escape it): it is the model's line break.
+			p.AnswerText(newline)
+		}
 		p.obj.reset(-1)
 		p.endLine()
 		return j + 1

@@ -48,7 +48,13 @@ var cases = []parseCase{
 	{name: "JL06", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\" oops}\n" + lThinkEnd},
 		want: `TH{ V(bad_line@51:bad_json) F{ F"oops}\n" TH} V(missing_final_end@82) F}`},
 	{name: "JL06/line_ends_inside", chunks: []string{"{\"event\":\"final_delta\",\"text\":\"ab\n" + lFinalEnd},
-		want: `F{ F"ab" V(bad_line@33:unterminated_json) F} V(missing_thinking_start@56)`},
+		want: `F{ F"ab" V(bad_line@33:unterminated_json) F"\n" F} V(missing_thinking_start@56)`},
+	// The text held before the object said what it is is the model's:
+	// it arrives, decoded, ahead of the rest of the broken line, which
+	// starts at the byte that broke it (the JSON blank before it is the
+	// object's).
+	{name: "JL06/broken_before_event", chunks: []string{"{\"text\":\"Hello\" oops}\n"},
+		want: `V(bad_line@16:bad_json) F{ F"Hellooops}\n" V(missing_thinking_start@22) V(missing_final_end@22) F}`},
 	{name: "JL06/trailing_text", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\"} tail\n"},
 		want: `TH{ TH} V(bad_line@52:trailing_text) F{ F"tail\n" V(missing_final_end@57) F}`},
 	{name: "JL07/missing", chunks: []string{"{\"text\":\"x\"}\n"},
