@@ -192,8 +192,22 @@ func (h *fields) Broken(tk *jsonstream.Token) {
 		code = CodeNotJSONObject
 	}
 	p.Violation(code, tk.Text, tk.Offset)
+	// A clarify question read before the object broke would otherwise
+	// never be sent (the form goes out only with the complete object):
+	// it is the model's text for the user, so it is answer text, after a
+	// blank line if the message came first (CONTRACT.md §7).
+	if r := &p.result; !r.ended && len(r.question) > 0 {
+		if p.Answered() {
+			p.AnswerText(paragraph)
+		}
+		p.AnswerText(r.question)
+		r.question = r.question[:0]
+	}
 	p.CloseAnswer()
 }
+
+// paragraph separates a broken result's clarify question from its message.
+var paragraph = []byte("\n\n")
 
 // Finish has nothing to add at the reply's end: Base closes the answer.
 func (h *fields) Finish() {}

@@ -131,6 +131,12 @@ var cases = []parseCase{
 		want: `F{ F"m" F} V(wrong_type@63:clarify) C{"Which city?" [] ""}`},
 	// max_key and max_depth end the reading, not the stream: the rest of
 	// the reply is answer text, verbatim.
+	// The object breaks after its clarify question: the question is the
+	// model's text and arrives as the answer's last paragraph.
+	{name: "broken_after_clarify", chunks: []string{`{"status":"clarify_needed","message":"m","clarify":{"question":"Which city?"} oops`},
+		want: `F{ F"m" F} V(bad_json@78:expected ',' or '}' after an object member) F{ F"\n\nWhich city?" F} F{ F"oops" F}`},
+	{name: "unterminated_after_clarify", chunks: []string{`{"status":"clarify_needed","clarify":{"question":"Which city?"}`},
+		want: `V(unterminated_json@63:the reply ended inside the JSON object) F{ F"Which city?" F}`},
 	// A key over the limit inside a message delivered as written: the
 	// key's start went out with the message's text, the rest follows as
 	// text, nothing twice.
