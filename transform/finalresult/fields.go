@@ -167,7 +167,14 @@ func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
 	case fOption:
 		p.checkType(id, tk, jsonstream.TypeString)
 		if tk.Type != jsonstream.TypeNull && !p.Failed() {
-			r.options = append(r.options, string(r.option))
+			// An option costs its string header too, so that a list of
+			// empty strings is bounded by max_block like other clarify
+			// text.
+			if r.heldBytes += optionCost; r.heldBytes > p.opts.Limits.MaxBlockBytes {
+				p.Fail(transform.CodeBlockTooLong, "final_result: held value longer than the block limit")
+			} else {
+				r.options = append(r.options, string(r.option))
+			}
 		}
 	case fRoot:
 		p.endResult(tk.Offset)
@@ -205,6 +212,10 @@ func (h *fields) Broken(tk *jsonstream.Token) {
 	}
 	p.CloseAnswer()
 }
+
+// optionCost is what an option counts toward max_block beyond its text:
+// the size of the string header that holds it.
+const optionCost = 16
 
 // paragraph separates a broken result's clarify question from its message.
 var paragraph = []byte("\n\n")

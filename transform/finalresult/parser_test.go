@@ -131,6 +131,10 @@ var cases = []parseCase{
 		want: `F{ F"m" F} V(wrong_type@63:clarify) C{"Which city?" [] ""}`},
 	// max_key and max_depth end the reading, not the stream: the rest of
 	// the reply is answer text, verbatim.
+	// Empty options cost their place too: max_block bounds a list of
+	// them (16 bytes each here, over a 64-byte block).
+	{name: "limit/empty_options", opts: transform.ParserOptions{Limits: transform.Limits{MaxBlockBytes: 64}}, chunks: []string{`{"status":"clarify_needed","message":"m","clarify":{"question":"q","options":["","","","","",""]}}`},
+		want: `F{ F"m" F} E(block_too_long)`},
 	// The object breaks after its clarify question: the question is the
 	// model's text and arrives as the answer's last paragraph.
 	{name: "broken_after_clarify", chunks: []string{`{"status":"clarify_needed","message":"m","clarify":{"question":"Which city?"} oops`},

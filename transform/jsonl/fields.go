@@ -128,7 +128,10 @@ func (h *fields) FieldEnd(id int, tk *jsonstream.Token) {
 		p.checkType(id, tk, jsonstream.TypeString)
 	case fQuery:
 		p.checkType(id, tk, jsonstream.TypeString)
-		if tk.Type != jsonstream.TypeNull {
+		// Cleaning keeps at most 5 queries; 64 leave room for the
+		// duplicates and sensitive ones it drops, and bound what a list of
+		// empty strings, which the block limit does not count, can hold.
+		if tk.Type != jsonstream.TypeNull && len(o.queries) < maxHeldQueries {
 			o.queries = append(o.queries, string(o.query))
 		}
 	case fQueries:
@@ -152,10 +155,13 @@ func (p *Parser) endQueries(tk *jsonstream.Token) {
 		o.query = p.block(o.query, tk.Text)
 	}
 	p.checkType(fQueries, tk, jsonstream.TypeArray)
-	if tk.Type != jsonstream.TypeObject && !p.Failed() {
+	if tk.Type != jsonstream.TypeObject && !p.Failed() && len(o.queries) < maxHeldQueries {
 		o.queries = append(o.queries, string(o.query))
 	}
 }
+
+// maxHeldQueries bounds the queries an event holds (see FieldEnd).
+const maxHeldQueries = 64
 
 // checkType reports field id, whose value's end is tk, if its type is
 // neither want nor null (CodeWrongType).
