@@ -110,12 +110,17 @@ func (p *Parser) eventText(text []byte) {
 // is: the text it held is the model's, and is answer text ahead of the
 // rest of the line (CONTRACT.md §7). Text held for a named event stays
 // where that event would have put it: a phase_delta's reasoning without
-// its id cannot be placed and is left out, as reasoning may be.
-func (p *Parser) breakObject() {
-	if o := &p.obj; !o.named && len(o.hold) > 0 {
+// its id cannot be placed and is left out, as reasoning may be. It
+// reports whether the line's text so far went to the answer (the held
+// text, or a final_delta's streamed text).
+func (p *Parser) breakObject() bool {
+	o := &p.obj
+	if !o.named && len(o.hold) > 0 {
 		p.AnswerText(o.hold)
 		o.hold = o.hold[:0]
+		return true
 	}
+	return o.open && o.ev == evFinalDelta
 }
 
 // endObject completes the line's event at its object's '}'.

@@ -100,8 +100,7 @@ func (p *Parser) feedObject(b []byte, i int) int {
 	case i == j && j < len(b):
 		// The line ended inside the object.
 		p.Violation(CodeBadLine, textUnterminated, p.Offset()+int64(j))
-		p.breakObject()
-		if o := &p.obj; o.open && o.ev == evFinalDelta {
+		if p.breakObject() {
 			// A raw newline inside the answer's string (a model that
 			// did not escape it): it is the model's line break.
 			p.AnswerText(newline)

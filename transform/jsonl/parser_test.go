@@ -53,6 +53,10 @@ var cases = []parseCase{
 	// it arrives, decoded, ahead of the rest of the broken line, which
 	// starts at the byte that broke it (the JSON blank before it is the
 	// object's).
+	// A raw newline inside the held text of an object not yet named: the
+	// held text and the line break are the model's.
+	{name: "JL06/line_ends_inside_unnamed", chunks: []string{"{\"text\":\"a\nb\",\"event\":\"final_delta\"}\n"},
+		want: `V(bad_line@10:unterminated_json) F{ F"a\n" V(not_json_line@11) F"b\",\"event\":\"final_delta\"}\n" V(missing_thinking_start@37) V(missing_final_end@37) F}`},
 	{name: "JL06/broken_before_event", chunks: []string{"{\"text\":\"Hello\" oops}\n"},
 		want: `V(bad_line@16:bad_json) F{ F"Hellooops}\n" V(missing_thinking_start@22) V(missing_final_end@22) F}`},
 	{name: "JL06/trailing_text", chunks: []string{lThinkStart + "{\"event\":\"thinking_end\"} tail\n"},

@@ -29,9 +29,9 @@
 //
 // # The JSON readers
 //
-// llmstream reads streaming or spliced JSON in four places (issue 10). A fix to how JSON is read
-// (an escape, a surrogate, a limit) belongs in the reader of the JSON it
-// concerns:
+// llmstream reads streaming or spliced JSON in four places (issue 10). A
+// fix to how JSON is read (an escape, a surrogate, a limit) belongs in the
+// reader of the JSON it concerns:
 //
 //   - This tokenizer reads everything the model writes as JSON: the reply of
 //     the JSON formats, aiplan, final_result and jsonl (through
@@ -63,7 +63,7 @@
 // anthropic, and the skillpet and aisdk converters of transform/request),
 // a tool's JSON Schema and the arguments checked against it
 // (transform/validate, through github.com/santhosh-tekuri/jsonschema), and
-// the conversation store's records. Those readers need a whole value as Go data, which is
-// what encoding/json gives; none of them sees the model's text as it
-// streams.
+// the conversation store's records. Those readers need a whole value as
+// Go data, which is what encoding/json gives; none of them sees the
+// model's text as it streams.
 package jsonstream
