@@ -209,14 +209,34 @@ func (e *Encoder) reasoningText(dst, text []byte) []byte {
 	return append(dst, eventTail...)
 }
 
-// closeContentPart ends the open reasoning item's open reasoning_text
-// part, so that the next reasoning block opens a new one.
-func (e *Encoder) closeContentPart(dst []byte) []byte {
+// partList names one of a reasoning item's two part lists on the wire:
+// its raw reasoning (content) or its summary.
+type partList struct {
+	parts                     func(*item) []part
+	index, textDone, partDone string
+	partType                  string
+}
+
+var (
+	contentParts = partList{
+		parts: func(it *item) []part { return it.content }, index: "content_index",
+		textDone: "response.reasoning_text.done", partDone: "response.content_part.done", partType: "reasoning_text",
+	}
+	summaryParts = partList{
+		parts: func(it *item) []part { return it.summary }, index: "summary_index",
+		textDone: "response.reasoning_summary_text.done", partDone: "response.reasoning_summary_part.done", partType: "summary_text",
+	}
+)
+
+// closePart ends the open reasoning item's open part of list l, so that
+// the next block of that kind opens a new one.
+func (e *Encoder) closePart(dst []byte, l *partList) []byte {
 	if e.open < 0 || e.items[e.open].kind != itemReasoning {
 		return dst
 	}
 	i := e.open
-	p := openPart(e.items[i].content)
+	parts := l.parts(&e.items[i])
+	p := openPart(parts)
 	if p == nil {
 		return dst
 	}
@@ -224,15 +244,17 @@ func (e *Encoder) closeContentPart(dst []byte) []byte {
 	if !e.meta.Stream {
 		return dst
 	}
-	ci := len(e.items[i].content) - 1
-	dst = e.eventHead(dst, "response.reasoning_text.done")
-	dst = e.appendPartRef(dst, i, "content_index", ci)
+	pi := len(parts) - 1
+	dst = e.eventHead(dst, l.textDone)
+	dst = e.appendPartRef(dst, i, l.index, pi)
 	dst = append(dst, `,"text":`...)
 	dst = jsonout.AppendString(dst, p.text)
 	dst = append(dst, eventTail...)
-	dst = e.eventHead(dst, "response.content_part.done")
-	dst = e.appendPartRef(dst, i, "content_index", ci)
-	dst = append(dst, `,"part":{"type":"reasoning_text","text":`...)
+	dst = e.eventHead(dst, l.partDone)
+	dst = e.appendPartRef(dst, i, l.index, pi)
+	dst = append(dst, `,"part":{"type":"`...)
+	dst = append(dst, l.partType...)
+	dst = append(dst, `","text":`...)
 	dst = jsonout.AppendString(dst, p.text)
 	return append(dst, "}"+eventTail...)
 }
@@ -242,7 +264,7 @@ func (e *Encoder) closeContentPart(dst []byte) []byte {
 // sections (Codex shows the bold text as the section's header). A phase
 // without a title has no heading.
 func (e *Encoder) phaseStart(dst, title []byte) []byte {
-	dst = e.closeSummaryPart(dst)
+	dst = e.closePart(dst, &summaryParts)
 	dst, i := e.openSummaryPart(dst)
 	if len(title) == 0 {
 		return dst
@@ -297,39 +319,12 @@ func (e *Encoder) summaryDelta(dst []byte, i int, pre string, text []byte, post 
 	return append(dst, `"`+eventTail...)
 }
 
-// closeSummaryPart ends the open reasoning item's open summary part.
-func (e *Encoder) closeSummaryPart(dst []byte) []byte {
-	if e.open < 0 || e.items[e.open].kind != itemReasoning {
-		return dst
-	}
-	i := e.open
-	p := openPart(e.items[i].summary)
-	if p == nil {
-		return dst
-	}
-	p.done = true
-	if !e.meta.Stream {
-		return dst
-	}
-	si := len(e.items[i].summary) - 1
-	dst = e.eventHead(dst, "response.reasoning_summary_text.done")
-	dst = e.appendPartRef(dst, i, "summary_index", si)
-	dst = append(dst, `,"text":`...)
-	dst = jsonout.AppendString(dst, p.text)
-	dst = append(dst, eventTail...)
-	dst = e.eventHead(dst, "response.reasoning_summary_part.done")
-	dst = e.appendPartRef(dst, i, "summary_index", si)
-	dst = append(dst, `,"part":{"type":"summary_text","text":`...)
-	dst = jsonout.AppendString(dst, p.text)
-	return append(dst, "}"+eventTail...)
-}
-
 // closeReasoningParts ends reasoning item i's open parts.
 func (e *Encoder) closeReasoningParts(dst []byte, i int) []byte {
 	open := e.open
 	e.open = i
-	dst = e.closeSummaryPart(dst)
-	dst = e.closeContentPart(dst)
+	dst = e.closePart(dst, &summaryParts)
+	dst = e.closePart(dst, &contentParts)
 	e.open = open
 	return dst
 }

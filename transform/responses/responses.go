@@ -122,7 +122,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		}
 		dst = e.begin(dst)
 	case transform.KindReasoningStart:
-		dst = e.closeContentPart(dst)
+		dst = e.closePart(dst, &contentParts)
 	case transform.KindReasoningDelta:
 		dst = e.reasoningText(dst, ev.Text)
 	case transform.KindReasoningEnd:
@@ -132,7 +132,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindPhaseDelta:
 		dst = e.summaryText(dst, ev.Text)
 	case transform.KindPhaseEnd:
-		dst = e.closeSummaryPart(dst)
+		dst = e.closePart(dst, &summaryParts)
 	case transform.KindThinkingEnd:
 		dst = e.closeText(dst, itemReasoning)
 	case transform.KindAnswerDelta:
