@@ -365,16 +365,7 @@ func TestSplitInvariance(t *testing.T) {
 }
 
 func TestWholeWritesNothingBeforeTheEnd(t *testing.T) {
-	enc := newWholeEncoder()
-	out := enc.Begin(nil)
-	evs := encodertest.ScenarioEvents("tool_calls")
-	for _, e := range evs[:len(evs)-1] {
-		out = enc.AppendEvent(out, e)
-	}
-	out = enc.AppendHeartbeat(out, encodertest.Created)
-	if len(out) != 0 {
-		t.Errorf("wrote %q before the terminal event", out)
-	}
+	encodertest.CheckWholeWritesNothingBeforeTheEnd(t, newWholeEncoder(), "tool_calls")
 }
 
 func TestNothingAfterTerminal(t *testing.T) {

@@ -25,6 +25,23 @@ func CheckScenarios(t *testing.T, suffix string, encode func(evs []transform.Eve
 	}
 }
 
+// CheckWholeWritesNothingBeforeTheEnd checks an encoder that answers with
+// one JSON body ("stream": false): before scenario's terminal event it
+// writes nothing, heartbeats included, so that its HTTP status can still
+// follow the outcome.
+func CheckWholeWritesNothingBeforeTheEnd(t *testing.T, enc transform.Encoder, scenario string) {
+	t.Helper()
+	out := enc.Begin(nil)
+	evs := ScenarioEvents(scenario)
+	for _, e := range evs[:len(evs)-1] {
+		out = enc.AppendEvent(out, e)
+	}
+	out = enc.AppendHeartbeat(out, Created)
+	if len(out) != 0 {
+		t.Errorf("wrote %q before the terminal event", out)
+	}
+}
+
 // CheckNothingAfterTerminal checks that a KindFinish or KindError ends the
 // stream whatever the caller does next: later events, heartbeats and a
 // second terminal event append nothing. newEncoder returns a new encoder

@@ -377,16 +377,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestWholeWritesNothingBeforeTheEnd(t *testing.T) {
-	enc := newWholeEncoder()
-	out := enc.Begin(nil)
-	evs := encodertest.ScenarioEvents("thinkingml")
-	for _, e := range evs[:len(evs)-1] {
-		out = enc.AppendEvent(out, e)
-	}
-	out = enc.AppendHeartbeat(out, encodertest.Created)
-	if len(out) != 0 {
-		t.Errorf("wrote %q before the terminal event", out)
-	}
+	encodertest.CheckWholeWritesNothingBeforeTheEnd(t, newWholeEncoder(), "thinkingml")
 }
 
 func TestNothingAfterTerminal(t *testing.T) {
