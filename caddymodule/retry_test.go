@@ -13,8 +13,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/llmstream/llmstream/config"
@@ -247,23 +245,7 @@ func serveRetryCase(t *testing.T, v writerVariant, c retryCase) retryResult {
 	if c.tools {
 		route.Tools = []string{"../examples/tools/search.json"}
 	}
-	h := &Handler{Route: route}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
-	t.Cleanup(cancel)
-	if err := h.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	core, logs := observer.New(zapcore.DebugLevel)
-	h.logger = zap.New(core)
-	clock := newFakeClock()
-	h.clock = clock
-	tap := &encoderTap{}
-	tapped := *h.proto
-	tapped.NewEncoder = func(m transform.Meta) transform.Encoder {
-		tap.inner = v.proto.NewEncoder(m)
-		return tap
-	}
-	h.proto = &tapped
+	h, logs, clock, tap := tappedHandler(t, route)
 
 	request := c.request
 	if !v.stream {

@@ -185,6 +185,32 @@ func (px *proxyPlay) wantLive() {
 	}
 }
 
+// tappedHandler provisions a Handler for route with an observed logger, a
+// fake clock and an encoderTap around its protocol's encoder, so that a
+// test drives it without a Caddy instance and sees what it did.
+func tappedHandler(t *testing.T, route config.Route) (*Handler, *observer.ObservedLogs, *fakeClock, *encoderTap) {
+	t.Helper()
+	h := &Handler{Route: route}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	t.Cleanup(cancel)
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.logger = zap.New(core)
+	clock := newFakeClock()
+	h.clock = clock
+	tap := &encoderTap{}
+	tapped := *h.proto
+	inner := h.proto.NewEncoder
+	tapped.NewEncoder = func(m transform.Meta) transform.Encoder {
+		tap.inner = inner(m)
+		return tap
+	}
+	h.proto = &tapped
+	return h, logs, clock, tap
+}
+
 // encoderTap wraps a protocol's encoder and keeps what the pipeline gave
 // it and every byte it wrote.
 type encoderTap struct {
@@ -250,26 +276,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("connecti
 func serveWriterCase(t *testing.T, v writerVariant, c writerCase) writerResult {
 	t.Helper()
 	hb, it := config.Duration(c.beat), config.Duration(c.idle)
-	h := &Handler{Route: config.Route{
+	h, logs, clock, tap := tappedHandler(t, config.Route{
 		Protocol: v.proto.Name, Format: "text", Heartbeat: &hb, IdleTimeout: &it,
 		Limits: transform.Limits{MaxReplyBytes: c.maxReply},
-	}}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
-	t.Cleanup(cancel)
-	if err := h.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	core, logs := observer.New(zapcore.DebugLevel)
-	h.logger = zap.New(core)
-	clock := newFakeClock()
-	h.clock = clock
-	tap := &encoderTap{}
-	tapped := *h.proto
-	tapped.NewEncoder = func(m transform.Meta) transform.Encoder {
-		tap.inner = v.proto.NewEncoder(m)
-		return tap
-	}
-	h.proto = &tapped
+	})
 
 	rec := httptest.NewRecorder()
 	var w http.ResponseWriter = rec
