@@ -87,7 +87,6 @@ const (
 	DefaultHistoryBytes    = 128 << 10
 	DefaultLease           = 30 * time.Second
 	ClearPathSuffix        = "/conversation/{projectId}"
-	ProjectIDPlaceholder   = "{projectId}"
 	minLease               = time.Second
 )
 
