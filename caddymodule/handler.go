@@ -166,6 +166,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		// Only an openai client chooses between a stream and one JSON body;
 		// every other protocol is a stream (CONTRACT §3).
 		Stream:         info.Stream || !h.proto.ClientChoosesStream,
+		IncludeUsage:   info.IncludeUsage,
 		ReasoningTitle: h.settings.ReasoningTitle,
 		Limits:         h.settings.Limits,
 		Created:        start,

@@ -36,6 +36,11 @@ type Meta struct {
 	Request any
 	// Stream is false when an openai client asked for one JSON completion.
 	Stream bool
+	// IncludeUsage is true when an openai client asked for the usage chunk
+	// (stream_options.include_usage, request.Info.IncludeUsage). Like
+	// Stream it is a fact of the chat-completions body every request
+	// becomes, not of one protocol's own body.
+	IncludeUsage bool
 	// ReasoningTitle is the phase title for reasoning that has none.
 	ReasoningTitle string
 	// Limits are the route's limits; an encoder that holds text back to

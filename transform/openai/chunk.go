@@ -96,7 +96,7 @@ func (e *Encoder) appendFinishChunks(dst []byte, reason string) []byte {
 	dst = append(dst, `{},"logprobs":null,"finish_reason":`...)
 	dst = jsonout.AppendStringS(dst, reason)
 	dst = append(dst, "}]}\n\n"...)
-	if e.usage != nil && e.req.IncludeUsage {
+	if e.usage != nil && e.meta.IncludeUsage {
 		dst = append(dst, "data: "...)
 		dst = append(dst, e.prefix...)
 		dst = append(dst, `[],"usage":`...)

@@ -34,7 +34,6 @@ const keepAlive = ": keep-alive\n\n"
 // Encoder writes one chat completion, streamed or whole (meta.Stream).
 type Encoder struct {
 	meta transform.Meta
-	req  Request // meta.Request, when the body was a chat-completions one
 	// model is the routed model, else meta.Model.
 	model string
 	// prefix is the start of every chunk up to `"choices":`, rendered once
@@ -67,8 +66,7 @@ func New(meta transform.Meta) *Encoder {
 			meta.Created = time.Now()
 		}
 	}
-	req, _ := meta.Request.(Request)
-	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
+	return &Encoder{meta: meta, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
 }
 
 // Status returns the HTTP status the response must have. A streamed
@@ -205,13 +203,3 @@ func (e *Encoder) appendError(dst []byte, ev transform.Event) []byte {
 }
 
 var _ transform.Encoder = (*Encoder)(nil)
-
-// Request is what an OpenAI chat-completions body tells the encoder (the
-// openai request format puts it in transform.Meta.Request).
-type Request struct {
-	// IncludeUsage is stream_options.include_usage: only a client that
-	// asked gets the usage chunk (CONTRACT §7), whose empty choices would
-	// crash code that reads chunk.choices[0] unguarded. The upstream is
-	// always asked, for logs and metrics.
-	IncludeUsage bool
-}

@@ -79,6 +79,11 @@ type Info struct {
 	// Model is the model sent upstream: Shaper.Model, or the client's
 	// "model" when no override is configured ("" when neither exists).
 	Model string
+	// IncludeUsage is an openai body's stream_options.include_usage: only
+	// a client that asked gets the usage chunk (CONTRACT §7). The upstream
+	// is always asked, for logs and metrics. A converted body says for
+	// itself (none asks).
+	IncludeUsage bool
 	// Facts is what a converted body told that its protocol's encoder
 	// needs (for the skillpet body, a skillpet.Request); nil when nothing.
 	// The handler hands it on as transform.Meta.Request, unread: only the
@@ -143,7 +148,7 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if e != nil {
 		return nil, Info{}, e
 	}
-	info.Stream, info.Facts, info.LeftOut = conv.Stream, conv.Facts, conv.LeftOut
+	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut
 	return out, info, nil
 }
 
