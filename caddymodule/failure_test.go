@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // The failure suite (CONTRACT §6): every way an upstream or a client can
@@ -823,7 +825,7 @@ func TestAbortFromAnotherHandler(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)
-			if err == nil || strings.Contains(string(body), msgBrokeOff) {
+			if err == nil || strings.Contains(string(body), protocol.MsgBrokeOff) {
 				t.Errorf("got %d %q (read error %v); want the connection dropped", resp.StatusCode, body, err)
 			}
 		})

@@ -27,6 +27,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -46,7 +47,7 @@ type Handler struct {
 	config.Route
 
 	settings *config.Settings
-	proto    *pipeline.Protocol
+	proto    *protocol.Protocol
 	pool     *sync.Pool // *pipeline.Pipeline
 	logger   *zap.Logger
 	metrics  *metrics

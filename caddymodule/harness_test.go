@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // Shared helpers of the failure, leak and log tests: a scripted upstream
@@ -324,7 +325,7 @@ var protoDrivers = map[string]struct {
 // (ClientChoosesStream) is driven that way too, right after.
 var protoSpecs = func() []protoSpec {
 	var specs []protoSpec
-	for _, row := range pipeline.Protocols() {
+	for _, row := range protocol.Protocols() {
 		d := protoDrivers[row.Name]
 		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
 			codes: d.codes, early: row.EarlyStart, stream: true, passes: row.PassRefusals,
@@ -356,7 +357,7 @@ func routeSpecs() []protoSpec {
 // TestEveryProtocolDriven checks that the failure tests drive every row of
 // the protocol table: a new protocol must say how.
 func TestEveryProtocolDriven(t *testing.T) {
-	for _, row := range pipeline.Protocols() {
+	for _, row := range protocol.Protocols() {
 		if d, ok := protoDrivers[row.Name]; !ok || d.request == "" {
 			t.Errorf("protocol %q has no entry in protoDrivers", row.Name)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // streamWriter sits between reverse_proxy and the client. When the upstream
@@ -28,7 +29,7 @@ type streamWriter struct {
 	*caddyhttp.ResponseWriterWrapper
 	h         *Handler
 	p         *pipeline.Pipeline
-	proto     *pipeline.Protocol
+	proto     *protocol.Protocol
 	stream    bool   // the client gets an event stream (not one JSON body)
 	requestID string // echoed in X-Request-Id
 	cancel    context.CancelCauseFunc
@@ -50,7 +51,7 @@ type streamWriter struct {
 	errStatus int    // a refused upstream's status
 	errBody   []byte // … and the start of its body
 	// errRefusal is why a 2xx body cannot be used (Code is "" when it can).
-	errRefusal pipeline.Refusal
+	errRefusal protocol.Refusal
 	// reshape: the refusal being collected is to be passed through in the
 	// protocol's own error shape (Protocol.ReshapeRefusal).
 	reshape  bool
@@ -149,7 +150,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		// Compressed despite our Accept-Encoding: identity; there is no
 		// text to parse.
 		sw.mode, sw.errStatus = modeRefused, status
-		sw.errRefusal = pipeline.CompressedRefusal(status, h.Get("Content-Encoding"))
+		sw.errRefusal = protocol.CompressedRefusal(status, h.Get("Content-Encoding"))
 	case sw.proto.PassesRefusal(sw.committed) && sw.proto.ReshapeRefusal != nil:
 		// Passed through with its status and headers, but in the
 		// protocol's error shape: its body is collected first.
@@ -158,7 +159,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.mode = modePassthrough
 		// Only to record the outcome for the log and metrics, which would
 		// otherwise count the refusal as client_gone; the output is unused.
-		sw.p.Fail(nil, transform.CodeProviderError, pipeline.UpstreamMessage(status, nil))
+		sw.p.Fail(nil, transform.CodeProviderError, protocol.UpstreamMessage(status, nil))
 		copyHeaders(sw.ResponseWriterWrapper.Header(), h, "X-Request-Id")
 		sw.ResponseWriterWrapper.Header().Set("X-Request-Id", sw.requestID)
 		sw.ResponseWriterWrapper.WriteHeader(status)

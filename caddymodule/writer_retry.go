@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -47,7 +47,7 @@ func (sw *streamWriter) nextAttempt(cancel context.CancelCauseFunc) bool {
 	sw.p.NextAttempt()
 	sw.mode = modeWaiting
 	sw.upstream = make(http.Header)
-	sw.errStatus, sw.errBody, sw.errRefusal = 0, sw.errBody[:0], pipeline.Refusal{}
+	sw.errStatus, sw.errBody, sw.errRefusal = 0, sw.errBody[:0], protocol.Refusal{}
 	sw.timedOut = false
 	sw.keep.newReply()
 	return true

@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/texttools"
 	"github.com/llmstream/llmstream/transform/validate"
@@ -29,11 +29,11 @@ const (
 
 // The accepted values of the enumerated settings, in the order error
 // messages list them: the request formats, formats and protocols are the
-// rows of their tables (transform/pipeline, transform/format).
+// rows of their tables (transform/protocol, transform/format).
 var (
 	requestFormats = func() []string {
 		var names []string
-		for _, f := range pipeline.RequestFormats() {
+		for _, f := range protocol.RequestFormats() {
 			names = append(names, f.Name)
 		}
 		return names
@@ -56,7 +56,7 @@ var (
 	}()
 	protocols = func() []string {
 		var names []string
-		for _, p := range pipeline.Protocols() {
+		for _, p := range protocol.Protocols() {
 			names = append(names, p.Name)
 		}
 		return names
@@ -77,7 +77,7 @@ type Settings struct {
 	// Request and Proto are the rows of the request format and the
 	// protocol.
 	Request *request.Format
-	Proto   *pipeline.Protocol
+	Proto   *protocol.Protocol
 	// Prompt is the system prompt: the SystemPrompt files, then
 	// SystemPromptText, joined by blank lines. Its placeholders are not
 	// expanded; the Caddy layer expands them per request. "" means none.
@@ -195,8 +195,8 @@ func (s *Settings) checkNames() error {
 	if err := oneOf("protocol", "protocol", s.Protocol, protocols); err != nil {
 		return err
 	}
-	s.Request, _ = pipeline.LookupRequestFormat(s.RequestFormat)
-	s.Proto, _ = pipeline.LookupProtocol(s.Protocol)
+	s.Request, _ = protocol.LookupRequestFormat(s.RequestFormat)
+	s.Proto, _ = protocol.Lookup(s.Protocol)
 	// A body that names no model (skillpet, aisdk) needs the route's: an
 	// OpenAI upstream refuses a request without one (CONTRACT.md §3 model).
 	if s.Model == "" && s.Request.NoModel {

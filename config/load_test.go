@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -20,7 +20,7 @@ func dur(d time.Duration) *Duration { v := Duration(d); return &v }
 
 func TestLoadDefaults(t *testing.T) {
 	s, err := (&Route{Protocol: "gymbro"}).Load("")
-	gymbro, _ := pipeline.LookupProtocol("gymbro")
+	gymbro, _ := protocol.Lookup("gymbro")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

@@ -16,7 +16,7 @@ type Route struct {
 	// chat-completions request) or the name of a protocol that has a body
 	// of its own, such as "skillpet" (the skillpet POST /stream body,
 	// specs/002 §2.3) or "aisdk" (what the AI SDK's useChat posts); the
-	// protocol table (transform/pipeline) lists them. Default "openai".
+	// protocol table (transform/protocol) lists them. Default "openai".
 	RequestFormat string `json:"request_format,omitempty"`
 
 	// SystemPrompt lists files whose contents make the system prompt,
@@ -96,7 +96,7 @@ type Route struct {
 	TextTools string `json:"text_tools,omitempty"`
 
 	// Protocol is what the client gets, a row of the protocol table
-	// (transform/pipeline): "gymbro", "jsonseq", "skillpet", "aisdk",
+	// (transform/protocol): "gymbro", "jsonseq", "skillpet", "aisdk",
 	// "openai", … (CONTRACT.md §5, README "Protocols"). Required.
 	Protocol string `json:"protocol,omitempty"`
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
@@ -270,7 +271,7 @@ func TestViolationCap(t *testing.T) {
 // jsonseq.
 func TestRepairsInSummary(t *testing.T) {
 	p, _ := New(Config{Format: format.AIPlan})
-	pr, _ := LookupProtocol("jsonseq")
+	pr, _ := protocol.Lookup("jsonseq")
 	p.Reset(pr.NewEncoder(transform.Meta{}), transform.Meta{})
 	p.Start(nil, "text/event-stream", "")
 	p.Feed(nil, []byte(sseBody(`{"content":"{\"direct_response\":\"x\",\"thought\":\"t\"}"}`, "finish:stop")))

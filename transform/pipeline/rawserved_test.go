@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // runConfigBytes streams body chunks through a pipeline for cfg.
@@ -130,7 +131,7 @@ func TestRawServedEveryProtocol(t *testing.T) {
 		"aisdk":    {`"type":"reasoning-delta"`, `"delta":"think first"`, `"type":"text-delta"`, `"type":"tool-input-available"`, `"toolName":"ask_user"`, `"finishReason":"tool-calls"`},
 		"openai":   {`"reasoning_content":"think first"`, `"content":"Sure."`, `"tool_calls":[{"index":0,"id":"call_m1_0"`, `"name":"ask_user"`, `"finish_reason":"tool_calls"`},
 	}
-	for _, row := range Protocols() {
+	for _, row := range protocol.Protocols() {
 		t.Run(row.Name, func(t *testing.T) {
 			p, err := New(Config{Format: format.Auto, Parser: transform.ParserOptions{TextTools: "hermes"}})
 			if err != nil {

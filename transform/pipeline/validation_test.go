@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/validate"
@@ -400,7 +401,7 @@ func TestShowRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.protocol, func(t *testing.T) {
-			pr, _ := LookupProtocol(tt.protocol)
+			pr, _ := protocol.Lookup(tt.protocol)
 			p, err := New(Config{Format: format.FinalResult})
 			if err != nil {
 				t.Fatal(err)

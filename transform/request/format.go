@@ -10,7 +10,7 @@ import (
 // converts its body into an OpenAI chat-completions body first; the openai
 // rules (system prompt, tools, tool_choice, model, forced streaming) then
 // apply to it alike, so a new format is one Convert function and one row
-// in the protocol table (transform/pipeline) that names it.
+// in the protocol table (transform/protocol) that names it.
 type Format struct {
 	// Name is the request_format option's value.
 	Name string

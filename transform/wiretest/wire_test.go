@@ -16,6 +16,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
@@ -29,7 +30,7 @@ import (
 // found, in order, unless the protocol reported leaving some out.
 //
 // A reply runs through the real pipeline: the format table's parser
-// (format.Formats) and the protocol table's encoder (pipeline.Protocols),
+// (format.Formats) and the protocol table's encoder (protocol.Protocols),
 // fed an upstream SSE stream whose content deltas are the reply cut where
 // the input says, with native reasoning and tool-call deltas mixed in.
 
@@ -112,7 +113,7 @@ func (r *recorder) AppendEvent(dst []byte, ev transform.Event) []byte {
 // run streams u through the pipeline of format f and protocol pr and
 // returns what the client received, the events the encoder was given, the
 // stream's Meta and the encoder.
-func run(t testing.TB, f *format.Format, pr *pipeline.Protocol, u upstream, stream bool, limits transform.Limits) ([]byte, []transform.Event, transform.Meta, transform.Encoder) {
+func run(t testing.TB, f *format.Format, pr *protocol.Protocol, u upstream, stream bool, limits transform.Limits) ([]byte, []transform.Event, transform.Meta, transform.Encoder) {
 	t.Helper()
 	clock := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	meta := transform.Meta{
@@ -140,7 +141,7 @@ func run(t testing.TB, f *format.Format, pr *pipeline.Protocol, u upstream, stre
 
 // checkWire checks one stream of protocol pr: its rules, and that nothing
 // the model wrote vanished (see the property above).
-func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta transform.Meta, enc transform.Encoder) error {
+func checkWire(pr *protocol.Protocol, out []byte, evs []transform.Event, meta transform.Meta, enc transform.Encoder) error {
 	seen, err := wiretest.Check(pr.Name, out, meta)
 	if err != nil {
 		return err
@@ -229,7 +230,7 @@ func inOrder(s string, parts []string) bool {
 func checkAll(t testing.TB, u upstream, limits transform.Limits) {
 	t.Helper()
 	for _, f := range format.Formats() {
-		for _, pr := range pipeline.Protocols() {
+		for _, pr := range protocol.Protocols() {
 			streams := []bool{true}
 			if pr.ClientChoosesStream {
 				streams = append(streams, false)
@@ -254,7 +255,7 @@ var tight = transform.Limits{MaxBlockBytes: 48, MaxTagBytes: 20, MaxKeyBytes: 16
 // TestEveryProtocolHasAChecker makes a new protocol row come with a
 // checker of its rules.
 func TestEveryProtocolHasAChecker(t *testing.T) {
-	for _, pr := range pipeline.Protocols() {
+	for _, pr := range protocol.Protocols() {
 		if !wiretest.Has(pr.Name) {
 			t.Errorf("protocol %s has no wiretest checker", pr.Name)
 		}
