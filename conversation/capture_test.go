@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
@@ -25,7 +26,7 @@ const askArgs = `{"questions":[{"id":"genre","question":"题材？","choices":["
 // written before it ran).
 func run(t *testing.T, events []transform.Event, closeAfter bool) (string, *Reply, int, string) {
 	t.Helper()
-	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	meta := transform.Meta{MessageID: "msg_1", Request: request.SkillpetFacts{ConversationID: "p1"}, Now: time.Now}
 	var out []byte
 	ends := 0
 	var atEnd string
@@ -174,7 +175,7 @@ func TestCaptureCloseAfterEnd(t *testing.T) {
 // TestCaptureRestart: with show_retries the client sees the refused reply,
 // the round_start marker and the retry; the conversation keeps the retry.
 func TestCaptureRestart(t *testing.T) {
-	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	meta := transform.Meta{MessageID: "msg_1", Request: request.SkillpetFacts{ConversationID: "p1"}, Now: time.Now}
 	var stored *Reply
 	c := NewCapture(skillpet.New(meta), "msg_1", func(r *Reply) { stored = r })
 	out := c.Begin(nil)

@@ -30,9 +30,11 @@ type Meta struct {
 	// names its own.
 	Model string
 	// Request is what the client's request body told that its protocol's
-	// encoder needs (request.Info.Facts), nil when nothing: each protocol
-	// with a body of its own defines the type and reads it (for example
-	// skillpet.Request). The HTTP layer passes it on without looking.
+	// encoder needs (request.Info.Facts), nil when nothing: the type is
+	// the converter's (anthropic.Request, responses.Request, and
+	// request.SkillpetFacts for the skillpet body, whose converter is in
+	// request), read only by the protocol it is for. The HTTP layer passes
+	// it on without looking.
 	Request any
 	// Stream is false when an openai client asked for one JSON completion.
 	Stream bool

@@ -3,8 +3,6 @@ package request
 import (
 	"slices"
 	"testing"
-
-	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
 func TestRewriteAISDK(t *testing.T) {
@@ -156,31 +154,31 @@ func TestRewriteSkillpet(t *testing.T) {
 			name: "minimal",
 			body: `{"projectId":"p1","message":"你好\n"}`,
 			msgs: []string{"system:P", "user:你好\n"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "conversation_id",
 			body: `{"projectId":"p1","message":"hi","conversationId":"conv_123","enableSearch":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "conv_123"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "conv_123"}},
 		},
 		{
 			name: "thinking_off",
 			body: `{"projectId":"p1","message":"hi","enableThinking":false}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1", NoThinking: true}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "thinking_on",
 			body: `{"projectId":"p1","message":"hi","enableThinking":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "thinking_falsy_not_false",
 			body: `{"projectId":"p1","message":"hi","enableThinking":0}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments",
@@ -191,19 +189,19 @@ func TestRewriteSkillpet(t *testing.T) {
 				`{"id":"a4"}]}`,
 			msgs: []string{"system:P", `user:[{"type":"text","text":"look \u0022here\u0022\n\nAttachments:\n- report.pdf (application/pdf): https://x/report.pdf\n- notes.txt (text/plain)"},` +
 				`{"type":"image_url","image_url":{"url":"https://x/photo.png"}}]`},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachment_not_image_only",
 			body: `{"projectId":"p1","message":"see","attachments":[{"name":"a.pdf","type":"application/pdf","url":"https://x/a.pdf"}]}`,
 			msgs: []string{"system:P", "user:see\n\nAttachments:\n- a.pdf (application/pdf): https://x/a.pdf"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments_not_array",
 			body: `{"projectId":"p1","message":"see","attachments":"nope"}`,
 			msgs: []string{"system:P", "user:see"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 	}
 	for _, tt := range tests {

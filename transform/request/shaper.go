@@ -1,9 +1,11 @@
 // Package request rewrites a client's request body into the OpenAI
 // chat-completions request that llmstream sends upstream (CONTRACT.md §3,
 // "Request shaping"). A request Format converts its body into a
-// chat-completions body (openai, skillpet and aisdk live here; protocols
-// with a body of their own bring their Format), and the Shaper adds the
-// route's system prompt and tools and forces streaming.
+// chat-completions body (openai, skillpet and aisdk live here; responses
+// and anthropic bring their own Format), and the Shaper adds the route's
+// system prompt and tools and forces streaming. The package imports no
+// protocol: the protocols that need it import it (their converters, the
+// skillpet encoder its SkillpetFacts), so the arrows point one way.
 //
 // The openai rewrite splices: it locates fields by their byte offsets and
 // replaces only the values it changes, so every byte of every other field
@@ -85,9 +87,9 @@ type Info struct {
 	// itself (none asks).
 	IncludeUsage bool
 	// Facts is what a converted body told that its protocol's encoder
-	// needs (for the skillpet body, a skillpet.Request); nil when nothing.
+	// needs (for the skillpet body, a SkillpetFacts); nil when nothing.
 	// The handler hands it on as transform.Meta.Request, unread: only the
-	// protocol that defines the type knows it.
+	// protocol it is for reads it.
 	Facts any
 	// LeftOut names what a converted body asked for that the upstream
 	// request leaves out because a chat-completions upstream has no

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/request"
 )
 
 // ContentType is the response Content-Type of a skillpet stream.
@@ -36,7 +37,7 @@ const keepAlive = ": keep-alive\n\n"
 // Encoder writes one skillpet stream.
 type Encoder struct {
 	meta transform.Meta
-	req  Request // meta.Request, when the body was skillpet's
+	req  request.SkillpetFacts // meta.Request, when the body was skillpet's
 	now  func() time.Time
 	// thinking is set while thinking events were sent that no
 	// thinking_done has ended yet.
@@ -53,15 +54,15 @@ type Encoder struct {
 	order order
 }
 
-// New returns an Encoder for one stream. A Request in meta.Request with
-// NoThinking suppresses every thinking and thinking_done event (specs/002
-// §3.2: thinking only when enableThinking).
+// New returns an Encoder for one stream. A request.SkillpetFacts in
+// meta.Request with NoThinking suppresses every thinking and thinking_done
+// event (specs/002 §3.2: thinking only when enableThinking).
 func New(meta transform.Meta) *Encoder {
 	now := meta.Now
 	if now == nil {
 		now = time.Now
 	}
-	req, _ := meta.Request.(Request)
+	req, _ := meta.Request.(request.SkillpetFacts)
 	e := &Encoder{meta: meta, req: req, now: now}
 	e.order.maxHold = meta.Limits.WithDefaults().MaxBlockBytes
 	return e
@@ -204,16 +205,3 @@ func appendToolStart(dst []byte, ev transform.Event) []byte {
 }
 
 var _ transform.Repairer = (*Encoder)(nil)
-
-// Request is what the skillpet request body (specs/002 §2.3) tells the
-// encoder: request_format skillpet puts it in transform.Meta.Request. A
-// stream without one (another request format) ends with the message_id as
-// its conversationId and shows reasoning.
-type Request struct {
-	// ConversationID is done.conversationId: the body's conversationId,
-	// else its projectId.
-	ConversationID string
-	// NoThinking is set by enableThinking: false; it suppresses every
-	// thinking event.
-	NoThinking bool
-}

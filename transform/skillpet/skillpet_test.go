@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/encodertest"
+	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/skillpet"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
@@ -184,7 +185,7 @@ func TestEvents(t *testing.T) {
 			encodertest.Event(transform.KindReasoningStart), encodertest.Event(transform.KindReasoningEnd),
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd), encodertest.Finish("stop"),
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `done {"conversationId":"msg-1"}`}},
-		{"no_thinking", func(m *transform.Meta) { m.Request = skillpet.Request{NoThinking: true} }, []transform.Event{
+		{"no_thinking", func(m *transform.Meta) { m.Request = request.SkillpetFacts{NoThinking: true} }, []transform.Event{
 			encodertest.Event(transform.KindReasoningStart), encodertest.Reasoning("a"), encodertest.Event(transform.KindReasoningEnd),
 			encodertest.Phase(1, "T"), encodertest.PhaseDelta(1, "x"), encodertest.PhaseEnd(1),
 			encodertest.Event(transform.KindAnswerStart), encodertest.Answer("hi"), encodertest.Event(transform.KindAnswerEnd), encodertest.Finish("stop"),
@@ -203,7 +204,7 @@ func TestEvents(t *testing.T) {
 			// out of this protocol (reported in the log).
 		}, []string{`thinking {"content":"a"}`, `thinking_done {}`, `token {"content":"x"}`,
 			`token {"content":"y"}`, `done {"conversationId":"msg-1"}`}},
-		{"conversation_id", func(m *transform.Meta) { m.Request = skillpet.Request{ConversationID: "conv_123"} }, []transform.Event{encodertest.Finish("stop")},
+		{"conversation_id", func(m *transform.Meta) { m.Request = request.SkillpetFacts{ConversationID: "conv_123"} }, []transform.Event{encodertest.Finish("stop")},
 			[]string{`done {"conversationId":"conv_123"}`}},
 		{"serp_summary_status", nil, []transform.Event{encodertest.Text(transform.KindSerpSummary, "正在理解需求")},
 			[]string{`status {"message":"正在理解需求"}`}},
