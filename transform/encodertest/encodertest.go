@@ -23,6 +23,11 @@ import (
 // `go test ./transform/gymbro/ -update` rewrites that package's goldens.
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
+// Update reports whether the test binary runs with -update: a package
+// whose tests import this one (or wiretest) reads its own goldens' flag
+// here, since a second flag of the name would not register.
+func Update() bool { return *update }
+
 // Created is the fixed stream start of every scenario.
 var Created = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 

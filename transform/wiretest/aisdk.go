@@ -13,6 +13,19 @@ var aisdkFinishReasons = map[string]bool{
 	"stop": true, "length": true, "content-filter": true, "tool-calls": true, "error": true, "other": true,
 }
 
+// aisdkClient reads the AI SDK UI message stream. Its reasoning parts
+// carry every piece of reasoning as it came, with nothing added.
+var aisdkClient = &Client{
+	Protocol: "aisdk", Request: chatRequest, Missing: missingMessages,
+	Heartbeat: commentBeat, stream: checkAISDK,
+	CheckReasoning: func(seen Seen, found Found) error {
+		if all := strings.Join(found.Reasoning, ""); seen.Reasoning != all {
+			return fmt.Errorf("reasoning on the wire\n %q\nin the reply\n %q", seen.Reasoning, all)
+		}
+		return nil
+	},
+}
+
 // checkAISDK checks an AI SDK UI message stream, protocol v1, as the SDK's
 // processUIMessageStream reads it: data lines only (keep-alive comments
 // aside), each a JSON object of a chunk type the SDK knows; start first
@@ -119,18 +132,22 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 				return fail("tool-input-error without errorText")
 			}
 			tools[callID] = 2
+			toolName, _ := m["toolName"].(string)
+			seen.ToolCalls = append(seen.ToolCalls, toolName)
 		case "finish", "error":
 			terminal = i
 			if len(open) > 0 {
 				return fail("%s with parts still open: %v", typ, open)
 			}
 			if typ == "finish" {
-				if r, ok := m["finishReason"].(string); ok && !aisdkFinishReasons[r] {
+				r, ok := m["finishReason"].(string)
+				if ok && !aisdkFinishReasons[r] {
 					return fail("finish reason %q is not the SDK's", r)
 				}
+				seen.ToolUse = r == "tool-calls"
 			} else {
 				seen.Failed = true
-				if s, _ := m["errorText"].(string); s == "" {
+				if seen.Message, _ = m["errorText"].(string); seen.Message == "" {
 					return fail("error without errorText")
 				}
 			}

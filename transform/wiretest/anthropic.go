@@ -16,6 +16,20 @@ var anthropicDeltas = map[string]map[string]bool{
 	"tool_use": {"input_json_delta": true},
 }
 
+// anthropicClient reads the Messages API as the Anthropic SDKs and Claude
+// Code do, and sends a request that turns thinking on. Reasoning goes out
+// only to such a request: the wire property's requests do not turn it on
+// (a choice of the protocol, like jsonseq's for free reasoning), so there
+// it has nothing to compare.
+var anthropicClient = &Client{
+	Protocol: "anthropic", RequestFormat: "anthropic",
+	Request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},` +
+		`"messages":[{"role":"user","content":"hi"}],"stream":true}`,
+	Missing: missingMessages, Codes: true, CheckReasoning: noReasoning,
+	Heartbeat: func(ev encodertest.SSEEvent) bool { return ev.Name == "ping" },
+	stream:    checkAnthropic, body: checkAnthropicMessage,
+}
+
 // checkAnthropic checks an Anthropic Messages API reply as the API
 // streams it and the SDKs accumulate it (@anthropic-ai/sdk MessageStream,
 // anthropic-sdk-go Message.Accumulate): with meta.Stream, SSE events whose
@@ -80,6 +94,7 @@ func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
 					return fail("tool_use without a name, or id %q empty or used before", id)
 				}
 				tools[id] = true
+				seen.ToolCalls = append(seen.ToolCalls, name)
 			}
 			blocks++
 			open = typ
@@ -107,6 +122,8 @@ func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
 				return fail("message_delta with a block open, or twice")
 			}
 			delta = true
+			d, _ := m["delta"].(map[string]any)
+			seen.ToolUse = d["stop_reason"] == "tool_use"
 		case "message_stop":
 			if !delta {
 				return fail("message_stop before message_delta")
@@ -114,11 +131,9 @@ func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
 			stopped = true
 		case "ping":
 		case "error":
-			er, _ := m["error"].(map[string]any)
-			if msg, _ := er["message"].(string); msg == "" {
+			if seen = anthropicError(m, seen); seen.Message == "" {
 				return fail("error without a message")
 			}
-			seen.Failed = true
 		default:
 			return fail("no Messages API event")
 		}
@@ -130,15 +145,28 @@ func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
 	return seen, nil
 }
 
+// anthropicError records the error object of an error event or body,
+// {"type": "error", "error": {"type", "message", "details": {"error_code"}}}:
+// the code is llmstream's, under details, where Anthropic's own errors
+// have none.
+func anthropicError(m map[string]any, seen Seen) Seen {
+	e, _ := m["error"].(map[string]any)
+	details, _ := e["details"].(map[string]any)
+	seen.Failed = true
+	seen.Code, _ = details["error_code"].(string)
+	seen.Message, _ = e["message"].(string)
+	return seen
+}
+
 // checkAnthropicMessage checks one Message object (or an error object)
 // and returns what it holds.
 func checkAnthropicMessage(out []byte) (Seen, error) {
 	var seen Seen
 	var msg struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		Error   any    `json:"error"`
-		Content []struct {
+		Type       string `json:"type"`
+		Role       string `json:"role"`
+		StopReason string `json:"stop_reason"`
+		Content    []struct {
 			Type     string `json:"type"`
 			Text     string `json:"text"`
 			Thinking string `json:"thinking"`
@@ -150,8 +178,9 @@ func checkAnthropicMessage(out []byte) (Seen, error) {
 		return seen, fmt.Errorf("not one JSON object: %v", err)
 	}
 	if msg.Type == "error" {
-		seen.Failed = true
-		if e, _ := msg.Error.(map[string]any); e["message"] == nil {
+		var m map[string]any
+		_ = json.Unmarshal(out, &m)
+		if seen = anthropicError(m, seen); seen.Message == "" {
 			return seen, fmt.Errorf("error without a message")
 		}
 		return seen, nil
@@ -172,10 +201,12 @@ func checkAnthropicMessage(out []byte) (Seen, error) {
 				return seen, fmt.Errorf("tool_use without a name, or id %q empty or used twice", b.ID)
 			}
 			tools[b.ID] = true
+			seen.ToolCalls = append(seen.ToolCalls, b.Name)
 		default:
 			return seen, fmt.Errorf("content block type %q", b.Type)
 		}
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	seen.ToolUse = msg.StopReason == "tool_use"
 	return seen, nil
 }

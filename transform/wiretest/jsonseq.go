@@ -36,6 +36,22 @@ const (
 	posEnded           // after final_end
 )
 
+// jsonseqClient reads JSONSeq events. Of the reasoning it shows the
+// ThinkingML phases, as phase_delta; free reasoning (native, or <think>)
+// has no place in it (specs/001 §2), and an encoder that holds answer text
+// behind reasoning past max_block reports leaving the rest out.
+var jsonseqClient = &Client{
+	Protocol: "jsonseq", Request: chatRequest, Missing: missingMessages,
+	Codes: true, Heartbeat: namedBeat, stream: checkJSONSeq,
+	CheckReasoning: func(seen Seen, found Found) error {
+		all := strings.Join(found.Phases, "")
+		if found.LeftOut && !strings.HasPrefix(all, seen.Reasoning) || !found.LeftOut && seen.Reasoning != all {
+			return fmt.Errorf("phase text on the wire\n %q\nin the reply\n %q (left out: %v)", seen.Reasoning, all, found.LeftOut)
+		}
+		return nil
+	},
+}
+
 // checkJSONSeq checks a JSONSeq stream: the event order of specs/001 §2
 // (above) with the field rules of §1 and §6 (phase ids 1, 2, 3, … in
 // order, titles not empty, phase_delta for the phase last started,
@@ -134,6 +150,10 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 			if err := checkExtra(e.Name, m); err != nil {
 				return fail("%v", err)
 			}
+			if e.Name == "tool_call" {
+				name, _ := m["name"].(string)
+				seen.ToolCalls = append(seen.ToolCalls, name)
+			}
 		case "status":
 			if err := nextState(&state, m["state"]); err != nil {
 				return fail("%v", err)
@@ -147,12 +167,12 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 			if n := float64(utf8.RuneCountInString(answer.String())); m["reply_len"] != n {
 				return fail("reply_len %v, want %v", m["reply_len"], n)
 			}
-			if seen.Violations, err = violations(m); err != nil {
+			if seen.Violations, seen.ToolUse, err = violations(m); err != nil {
 				return seen, err
 			}
 		case "error":
-			terminal, seen.Failed = true, true
-			if err := checkError(m); err != nil {
+			terminal = true
+			if err := checkError(m, &seen); err != nil {
 				return seen, err
 			}
 		default:

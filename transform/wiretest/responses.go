@@ -22,6 +22,26 @@ type respItem struct {
 	text, reasoning, arguments strings.Builder
 }
 
+// responsesClient reads the Responses API as the OpenAI SDKs do (Codex
+// CLI, the Agents SDK), and sends a request with a hosted tool, which a
+// chat-completions upstream has no counterpart for: the route leaves it
+// out. A reasoning item holds free reasoning as content and phases as
+// summary parts, so each kind keeps its own order. A response has no
+// finish reason: its function_call items are the client's to run.
+var responsesClient = &Client{
+	Protocol: "responses", RequestFormat: "responses",
+	Request: `{"model":"client-model","input":"hi","tools":[{"type":"web_search"}],"stream":true}`,
+	Missing: [3]string{`{"model":"m","stream":true}`, "missing_input", "input"},
+	LeftOut: "tool:web_search", Codes: true, Heartbeat: commentBeat,
+	CheckReasoning: func(seen Seen, found Found) error {
+		if !inOrder(seen.Reasoning, found.Native) || !inOrder(seen.Reasoning, found.Phases) {
+			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q\n %q", seen.Reasoning, found.Native, found.Phases)
+		}
+		return nil
+	},
+	stream: checkResponses, body: checkResponseObject,
+}
+
 // checkResponses checks an OpenAI Responses API response as the API
 // streams it and the SDKs accumulate it (openai-node ResponseStream,
 // openai-go ResponseAccumulator): with meta.Stream, SSE events whose
@@ -139,6 +159,7 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 					return fail("function_call without a name, or call_id %q empty or used before", ri.callID)
 				}
 				calls[ri.callID] = true
+				seen.ToolCalls = append(seen.ToolCalls, name)
 			}
 			items = append(items, ri)
 		case "response.content_part.added", "response.reasoning_summary_part.added":
@@ -221,7 +242,8 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 			if terminal != "response.failed" {
 				return fail("error without response.failed before it")
 			}
-			if msg, _ := m["message"].(string); msg == "" {
+			seen.Code, _ = m["code"].(string)
+			if seen.Message, _ = m["message"].(string); seen.Message == "" {
 				return fail("error without a message")
 			}
 			errorSent = true
@@ -238,6 +260,7 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 		reasoning.WriteString(it.reasoning.String())
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	return seen, nil
 }
 
@@ -267,8 +290,7 @@ func checkResponseObject(out []byte) (Seen, error) {
 		return seen, fmt.Errorf("not one JSON object: %v", err)
 	}
 	if r.Object == "" && r.Error != nil {
-		seen.Failed = true
-		return seen, checkErrorObject(r.Error)
+		return errorObject(r.Error)
 	}
 	if r.Object != "response" || r.ID == "" || r.Status == "" {
 		return seen, fmt.Errorf("not a Response: %s", out)
@@ -293,8 +315,10 @@ func checkResponseObject(out []byte) (Seen, error) {
 				return seen, fmt.Errorf("function_call without a name, or call_id %q empty or used twice", it.CallID)
 			}
 			calls[it.CallID] = true
+			seen.ToolCalls = append(seen.ToolCalls, it.Name)
 		}
 	}
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
 	return seen, nil
 }

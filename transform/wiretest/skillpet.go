@@ -24,6 +24,25 @@ var skillpetShapes = map[string]string{
 	"error":               "message",
 }
 
+// skillpetClient reads skillpet SSE and sends the skillpet POST /stream
+// body (specs/002 §2.3), whose errors are {"error": CODE, "message": …}:
+// every failure before the stream as CHAT_FAILED, a bad request as
+// MISSING_PARAMS or its upper-case code. Its thinking events show the
+// reasoning, phases under their titles.
+var skillpetClient = &Client{
+	Protocol: "skillpet", Request: `{"projectId":"p1","message":"hi"}`, RequestFormat: "skillpet",
+	Missing:     [3]string{`{"message":"hi"}`, "MISSING_PARAMS", "projectId"},
+	RefusalCode: func(string) string { return "CHAT_FAILED" },
+	ErrorCode: func(code string) string {
+		if code == "invalid_json" { // specs/002 §2.3 knows no other 400
+			return "MISSING_PARAMS"
+		}
+		return strings.ToUpper(code)
+	},
+	Heartbeat: commentBeat, CheckReasoning: reasoningInOrder,
+	stream: checkSkillpet, body: readFlatError,
+}
+
 // checkSkillpet checks a skillpet stream (specs/002 §3): every event one
 // of the spec's with exactly its fields, data one line of JSON,
 // keep-alives as comments, and done or error once and last. Within a round
@@ -109,6 +128,8 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 					return fail("tool_start id %q empty or repeated", id)
 				}
 				tools[id] = true
+				name, _ := m["name"].(string)
+				seen.ToolCalls = append(seen.ToolCalls, name)
 				if args, ok := m["args"]; ok {
 					if _, ok := args.(map[string]any); !ok {
 						return fail("args is no object")
@@ -118,6 +139,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 				if err := checkQuestions(m["questions"]); err != nil {
 					return fail("%v", err)
 				}
+				seen.ToolCalls = append(seen.ToolCalls, "ask_user")
 			}
 		case "round_start":
 			if n, _ := m["round"].(float64); n != round+1 {
@@ -135,7 +157,9 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 		case "status":
 		case "done", "error":
 			terminal = true
-			seen.Failed = e.Name == "error"
+			if seen.Failed = e.Name == "error"; seen.Failed {
+				seen.Message, _ = m["message"].(string)
+			}
 			if err := endThinking(); err != nil {
 				return fail("%v", err)
 			}
@@ -150,6 +174,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 		return seen, fmt.Errorf("no done or error")
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	return seen, nil
 }
 
