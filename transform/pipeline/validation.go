@@ -7,7 +7,6 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/finalresult"
-	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/validate"
 )
@@ -308,14 +307,23 @@ func failedMessage(fs []validate.Failure, retries int) string {
 	return b.String()
 }
 
+// chooser is a format parser that hands the reply to the parser of the
+// format it chose (auto): what the reply said is asked of that one.
+type chooser interface{ Chosen() transform.Parser }
+
+// outcomer is a format parser that reads a FinalResult object
+// (final_result): the terminal-state rules of specs/004 §7.3.1 check what
+// it read.
+type outcomer interface{ Outcome() finalresult.Outcome }
+
 // finalResult returns what the reply's FinalResult said, when the
 // final_result parser read the reply.
 func (p *Pipeline) finalResult() (validate.Result, bool) {
 	parser := p.format // the format's own parser, behind the think_tags stage
-	if a, ok := parser.(*format.AutoParser); ok {
-		parser = a.Chosen()
+	if c, ok := parser.(chooser); ok {
+		parser = c.Chosen()
 	}
-	fr, ok := parser.(*finalresult.Parser)
+	fr, ok := parser.(outcomer)
 	if !ok {
 		return validate.Result{}, false
 	}
