@@ -220,7 +220,7 @@ func oneStream(client *http.Client, srv site, ps protoSpec, kind streamKind) err
 		wantKind = "completed"
 	case kind == kindRefused && ps.passes:
 		status = http.StatusTooManyRequests
-	case kind == kindRefused && ps.protocol == "skillpet", kind == kindBroken && !ps.stream:
+	case kind == kindRefused && !ps.early, kind == kindBroken && !ps.stream: // skillpet, a one-body client
 		status = http.StatusBadGateway
 	case kind == kindTimeout && !ps.stream:
 		status = http.StatusGatewayTimeout
@@ -234,8 +234,8 @@ func oneStream(client *http.Client, srv site, ps protoSpec, kind streamKind) err
 			return err
 		}
 		var problems errorList
-		res := result{status: resp.StatusCode, body: string(raw), events: events, last: -1}
-		readStream(&problems, ps, &res)
+		res := result{status: resp.StatusCode, header: resp.Header, body: string(raw), events: events}
+		read(&problems, ps, &res)
 		if len(problems) > 0 || res.end.kind != wantKind {
 			return fmt.Errorf("ended with %+v, want %s (%v): %s", res.end, wantKind, problems, raw)
 		}

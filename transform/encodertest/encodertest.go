@@ -1,5 +1,5 @@
-// Package encodertest holds what the tests of the protocol encoders
-// (gymbro, jsonseq, skillpet, aisdk, openai) share: the scenarios every
+// Package encodertest holds what the tests of the protocol encoders (every
+// row of the protocol table, transform/protocol) share: the scenarios every
 // protocol encodes and the builders of their events, the runner that feeds
 // events to an encoder, the golden-file comparison with its -update flag,
 // an SSE reader, the fuzz event generator, and the allocation, speed and

@@ -19,8 +19,8 @@ type GymBroEvent struct {
 // ReadGymBroSSE reads a stream of a protocol built on gymbro.SystemEvents
 // (gymbro, jsonseq) and checks the framing they share (specs/000 §6.2,
 // specs/001 §3): no comments, every data line one JSON object that starts
-// with meta's message_id and request_id (a client that does not know them
-// yet, meta's MessageID empty, learns them from the first event), and no
+// with meta's message_id and request_id (a client that does not know one
+// yet, empty in meta, learns it from the first event), and no
 // event after the terminal one, completed or error. What each protocol
 // sends between is its own test's to check.
 func ReadGymBroSSE(out []byte, meta transform.Meta) ([]GymBroEvent, error) {
@@ -28,15 +28,20 @@ func ReadGymBroSSE(out []byte, meta transform.Meta) ([]GymBroEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.MessageID == "" && len(sse) > 0 {
-		var first struct {
+	if (meta.MessageID == "" || meta.RequestID == "") && len(sse) > 0 {
+		var ids struct {
 			MessageID string `json:"message_id"`
 			RequestID string `json:"request_id"`
 		}
-		if err := json.Unmarshal([]byte(sse[0].Data), &first); err != nil || first.MessageID == "" {
-			return nil, fmt.Errorf("event 0 %s: no message_id: %s", sse[0].Name, sse[0].Data)
+		if err := json.Unmarshal([]byte(sse[0].Data), &ids); err != nil {
+			return nil, fmt.Errorf("event 0 %s: data is not a JSON object: %s", sse[0].Name, sse[0].Data)
 		}
-		meta.MessageID, meta.RequestID = first.MessageID, first.RequestID
+		if meta.MessageID == "" {
+			meta.MessageID = ids.MessageID
+		}
+		if meta.RequestID == "" {
+			meta.RequestID = ids.RequestID
+		}
 	}
 	ids := `{"message_id":` + string(jsonout.AppendStringS(nil, meta.MessageID)) +
 		`,"request_id":` + string(jsonout.AppendStringS(nil, meta.RequestID))

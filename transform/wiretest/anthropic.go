@@ -33,7 +33,8 @@ var anthropicClient = &Client{
 // checkAnthropic checks an Anthropic Messages API reply as the API
 // streams it and the SDKs accumulate it (@anthropic-ai/sdk MessageStream,
 // anthropic-sdk-go Message.Accumulate): with meta.Stream, SSE events whose
-// event: line names their type; message_start first and once; content
+// event: line names their type; message_start first (pings aside) and
+// once; content
 // blocks one at a time, content_block_start at the next index, its deltas
 // (of a type its block takes) and content_block_stop only while it is the
 // open block; message_delta once, after every block stopped; message_stop
@@ -70,8 +71,11 @@ func checkAnthropic(out []byte, meta transform.Meta) (Seen, error) {
 		if typ, _ := m["type"].(string); typ != e.Name {
 			return fail("the event: line names %q, the data's type is %q", e.Name, typ)
 		}
-		if !started && e.Name != "message_start" && e.Name != "error" {
-			return fail("message_start comes first")
+		// "Event streams may also include any number of ping events"
+		// (Messages API, streaming): one may come before message_start,
+		// while the stream waits for the model, and the SDKs skip it.
+		if !started && e.Name != "message_start" && e.Name != "error" && e.Name != "ping" {
+			return fail("message_start comes first (pings aside)")
 		}
 		index := func() bool { k, ok := m["index"].(float64); return ok && int(k) == blocks-1 }
 		switch e.Name {
