@@ -26,7 +26,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
 //
 //	llm_stream [<matcher>] {
-//		request_format     openai | skillpet | aisdk
+//		request_format     openai | <a protocol with a body of its own>
 //		system_prompt      <file>           # repeatable
 //		system_prompt_text <text>
 //		system_prompt_mode prepend | append | replace
@@ -35,8 +35,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		tool_choice        auto | none | required | <function name>
 //		model              <name>
 //		max_request_body   <size>
-//		format             thinkingml | jsonl | aiplan | final_result | text | auto
-//		protocol           gymbro | jsonseq | skillpet | aisdk | openai
+//		format             auto | <a row of the format table, transform/format>
+//		protocol           <a row of the protocol table, transform/protocol>
 //		heartbeat          <duration>
 //		idle_timeout       <duration>
 //		provider           <name>
@@ -52,10 +52,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_key            <size>
 //		max_depth          <int>
 //		max_tool_calls     <int>
-//		validate [{ retries <n>; artifact_tools <name>...; expected_mode <mode> }]
+//		validate           [{ … }]     # see parseValidate
 //		conversation       { … }       # see parseConversation
 //	}
 //
+// The values of request_format, format and protocol are the tables' rows,
+// which config checks names against (docs/configuration.md lists them).
 // Settings are checked when the config is provisioned, so that `caddy
 // validate` and `caddy adapt --validate` name the bad one.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
@@ -27,9 +28,10 @@ import (
 // stream holds mu.
 type streamWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	h         *Handler
 	p         *pipeline.Pipeline
 	proto     *protocol.Protocol
+	idle      time.Duration // idle_timeout, named in its refusal
+	logger    *zap.Logger
 	stream    bool   // the client gets an event stream (not one JSON body)
 	requestID string // echoed in X-Request-Id
 	cancel    context.CancelCauseFunc
@@ -65,7 +67,7 @@ const (
 	modeWaiting     writerMode = iota // the upstream has not answered
 	modeStreaming                     // a 2xx reply is being re-encoded
 	modeRefused                       // a non-2xx reply is being collected
-	modePassthrough                   // an openai route passes a refusal through as is
+	modePassthrough                   // a refusal passed through as is (the row's PassRefusals)
 )
 
 // maxErrBody bounds what is kept of a refused upstream's body to find its
@@ -83,16 +85,27 @@ var errClientGone = errors.New("llm_stream: the client connection is gone")
 // cannot end while the proxy still reads the upstream body.
 const doneGrace = time.Second
 
+// writerRoute is what a stream's writer needs of its route: the protocol,
+// the timers' settings and clock, and the log for what the client is not
+// told.
+type writerRoute struct {
+	proto           *protocol.Protocol
+	idle, heartbeat time.Duration
+	clock           clock // nil is the system's
+	logger          *zap.Logger
+}
+
 // newStreamWriter returns the writer of one request's response to w. The
 // upstream request runs under a context that cancel ends; client is the
 // client's own request context.
-func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, meta transform.Meta, client context.Context, cancel context.CancelCauseFunc) *streamWriter {
+func newStreamWriter(w http.ResponseWriter, route writerRoute, p *pipeline.Pipeline, meta transform.Meta, client context.Context, cancel context.CancelCauseFunc) *streamWriter {
 	sw := &streamWriter{
 		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
 		upstream:              make(http.Header),
-		h:                     h,
 		p:                     p,
-		proto:                 h.proto,
+		proto:                 route.proto,
+		idle:                  route.idle,
+		logger:                route.logger,
 		stream:                meta.Stream,
 		requestID:             meta.RequestID,
 		cancel:                cancel,
@@ -100,9 +113,9 @@ func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, me
 	}
 	var beat time.Duration
 	if sw.stream { // one JSON body has nothing to keep alive
-		beat = h.settings.Heartbeat
+		beat = route.heartbeat
 	}
-	sw.keep = newKeepalive(&sw.mu, h.clock, h.settings.IdleTimeout, beat)
+	sw.keep = newKeepalive(&sw.mu, route.clock, route.idle, beat)
 	sw.keep.ended, sw.keep.onIdle, sw.keep.onRelease, sw.keep.onBeat = p.Ended, sw.idleTimeout, sw.release, sw.heartbeat
 	sw.keep.replyDone = sw.replyDone
 	return sw
@@ -129,8 +142,8 @@ func (sw *streamWriter) writeHeader(status int) {
 		// The idle timer ended the stream before the upstream answered, or
 		// the client left. Either cancelled the upstream request, so this
 		// is the proxy recording 499 for that (reverseproxy.go, caddy#7396),
-		// not an upstream answer: passed through, an openai client would
-		// get 499 instead of its 504.
+		// not an upstream answer: passed through, a client of a protocol
+		// that passes refusals would get 499 instead of its 504.
 		return
 	}
 	sw.keep.upstreamActive()
@@ -140,7 +153,8 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.mode = modeStreaming
 		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), h.Get("X-Request-Id"))
 		if sw.stream {
-			// One JSON body (an openai client that asked for no stream)
+			// One JSON body (a client that asked for no stream, where the
+			// row's ClientChoosesStream lets it)
 			// commits at the end, when its status is known: a reply that
 			// breaks off must still be able to answer 502.
 			sw.commit(http.StatusOK)
@@ -234,8 +248,8 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// send writes and flushes the encoder's output. Without a stream (an openai
-// client that asked for one JSON body) nothing goes out before the end.
+// send writes and flushes the encoder's output. Without a stream (a client
+// that asked for one JSON body) nothing goes out before the end.
 func (sw *streamWriter) send() {
 	if len(sw.out) == 0 || sw.gone || !sw.stream && !sw.p.Ended() {
 		return
@@ -315,8 +329,8 @@ func (sw *streamWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 // open starts the client's stream before the upstream answers, for
-// protocols that report refusals in-stream (EarlyStart: gymbro, jsonseq,
-// aisdk): the headers go out at once and heartbeats cover the wait.
+// protocols that report refusals in-stream (the row's EarlyStart): the
+// headers go out at once and heartbeats cover the wait.
 func (sw *streamWriter) open() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()

@@ -34,7 +34,7 @@ func (sw *streamWriter) finish(proxyErr error) {
 	case sw.clientLeft():
 		return
 	case sw.timedOut:
-		sw.refuse(protocol.IdleRefusal(sw.h.settings.IdleTimeout))
+		sw.refuse(protocol.IdleRefusal(sw.idle))
 	case sw.mode == modeStreaming:
 		sw.out = sw.p.Close(sw.out[:0])
 		sw.send()
@@ -90,7 +90,7 @@ func (sw *streamWriter) idleTimeout() {
 		// with what came of the body.
 		sw.refuseUpstream()
 	case sw.committed || sw.mode == modeStreaming:
-		r := protocol.IdleRefusal(sw.h.settings.IdleTimeout)
+		r := protocol.IdleRefusal(sw.idle)
 		sw.out = sw.p.Fail(sw.out[:0], r.Code, r.Message)
 		sw.send()
 	}
@@ -152,7 +152,7 @@ func (sw *streamWriter) unreachable(proxyErr error) {
 		status = he.StatusCode
 	}
 	if proxyErr != nil {
-		sw.h.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
+		sw.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
 	}
 	sw.refuse(protocol.UnreachableRefusal(status))
 }

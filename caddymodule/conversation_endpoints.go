@@ -6,9 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -16,8 +14,6 @@ import (
 
 	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/conversation"
-	"github.com/llmstream/llmstream/conversation/filestore"
-	"github.com/llmstream/llmstream/conversation/redisstore"
 )
 
 // The conversation endpoints (CONTRACT.md §9, specs/002 §2) are the last
@@ -32,80 +28,9 @@ const (
 	endpointToolResponse = "tool-response"
 )
 
-// storeTimeout bounds every store call of a request: a store that hangs
-// is an error before the stream starts, not a stalled request.
-const storeTimeout = 10 * time.Second
-
 // maxProjectID bounds a projectId: it is hashed into a key, but a client
 // should not make the gateway hash megabytes.
 const maxProjectID = 256
-
-// conversationRoute is a route's conversation block, provisioned.
-type conversationRoute struct {
-	cs      *config.ConversationSettings
-	store   conversation.Store
-	poolKey string // the Redis client's key in redisStores; "" for files
-	logger  *zap.Logger
-	metrics *metrics
-}
-
-// redisStores shares one Redis client per server and settings across
-// config reloads, as Caddy's own modules share listeners.
-var redisStores = caddy.NewUsagePool()
-
-// pooledRedis is a Redis store in redisStores.
-type pooledRedis struct{ *redisstore.Store }
-
-// Destruct closes the client when the last route using it is gone.
-func (p pooledRedis) Destruct() error { return p.Close() }
-
-// provisionConversation opens the route's store. A Redis store does not
-// connect yet: a Redis that is down fails requests with a clear error,
-// not the config load.
-func (h *Handler) provisionConversation() error {
-	cs := h.settings.Conversation
-	if cs == nil {
-		return nil
-	}
-	c := &conversationRoute{cs: cs, logger: h.logger, metrics: h.metrics}
-	switch cs.Store {
-	case config.StoreFile:
-		dir := cs.Dir
-		if dir == "" {
-			dir = filepath.Join(caddy.AppDataDir(), config.DefaultConversationDir)
-		}
-		s, err := filestore.New(dir, cs.TTL)
-		if err != nil {
-			return err
-		}
-		c.store = s
-	case config.StoreRedis:
-		// {env.…} placeholders are expanded here, so that the password
-		// stays out of the adapted config; the URL is never logged.
-		u := caddy.NewReplacer().ReplaceKnown(cs.RedisURL, "")
-		key := strings.Join([]string{u, cs.KeyPrefix, cs.TTL.String(), cs.Lease.String()}, "\x00")
-		v, _, err := redisStores.LoadOrNew(key, func() (caddy.Destructor, error) {
-			s, err := redisstore.Open(u, cs.KeyPrefix, cs.TTL, cs.Lease)
-			return pooledRedis{s}, err
-		})
-		if err != nil {
-			return err
-		}
-		c.store, c.poolKey = v.(pooledRedis).Store, key
-	}
-	h.conv = c
-	return nil
-}
-
-// Cleanup lets go of the route's Redis client (the last route using it
-// closes it).
-func (h *Handler) Cleanup() error {
-	if h.conv == nil || h.conv.poolKey == "" {
-		return nil
-	}
-	_, err := redisStores.Delete(h.conv.poolKey)
-	return err
-}
 
 // endpoint is a request's place among the conversation endpoints.
 type endpoint struct {
@@ -332,14 +257,3 @@ func (c *conversationRoute) clear(w http.ResponseWriter, r *http.Request, rid st
 	}
 	_ = writeJSON(w, http.StatusOK, rid, []byte(`{"cleared":true}`))
 }
-
-// release gives a lock back; a failure is logged (a Redis lock then
-// expires after its lease).
-func (c *conversationRoute) release(ctx context.Context, rid string, l conversation.Lock) {
-	if err := l.Release(ctx); err != nil {
-		c.logger.Warn("conversation lock not released", zap.String("request_id", rid), zap.Error(err))
-	}
-}
-
-// nowMillis is the time stamp of stored records.
-func nowMillis() int64 { return time.Now().UnixMilli() }
