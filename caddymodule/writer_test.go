@@ -22,7 +22,7 @@ import (
 	"github.com/llmstream/llmstream/transform/protocol"
 )
 
-// The writer's failure table (CONTRACT §6, README "Failure behaviour"),
+// The writer's failure table (CONTRACT §6, docs/operations.md "Failure behaviour"),
 // in the style of Caddy's encode/sse_test.go: the handler is provisioned
 // and served with a scripted next that plays reverse_proxy's part, and
 // httptest records what reaches the client. Every case runs for every row

@@ -97,7 +97,7 @@ type Route struct {
 
 	// Protocol is what the client gets, a row of the protocol table
 	// (transform/protocol): "gymbro", "jsonseq", "skillpet", "aisdk",
-	// "openai", … (CONTRACT.md §5, README "Protocols"). Required.
+	// "openai", … (CONTRACT.md §5, docs/protocols.md). Required.
 	Protocol string `json:"protocol,omitempty"`
 
 	// Heartbeat is the interval of keep-alives while the upstream is
