@@ -35,7 +35,7 @@ func TestFailureBehaviour(t *testing.T) {
 		t.Skip("caddytest integration test")
 	}
 	for _, fc := range failureCases() {
-		for _, ps := range protoSpecs {
+		for _, ps := range protoSpecs(t) {
 			if fc.only != nil && !fc.only(ps) {
 				continue
 			}
@@ -699,7 +699,7 @@ func slicesContainsBefore(events []sseEvent, end int, match func(sseEvent) bool)
 // timeout, not the 499: an error event, or 504 where the stream has not
 // opened (skillpet, openai).
 func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		t.Run(ps.name, func(t *testing.T) {
 			h := unitHandler(t, ps, 0, 20*time.Millisecond)
 			w := httptest.NewRecorder()
@@ -720,7 +720,7 @@ func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
 // spec returns the protoSpec named n.
 func spec(t *testing.T, n string) protoSpec {
 	t.Helper()
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		if ps.name == n {
 			return ps
 		}

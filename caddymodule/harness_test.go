@@ -302,10 +302,22 @@ type protoSpec struct {
 	reshapes bool
 }
 
-// protoSpecs are the protocol table's rows as the tests drive them, in
-// table order; a protocol whose client may ask for one JSON body
-// (ClientChoosesStream) is driven that way too, right after.
-var protoSpecs = func() []protoSpec {
+// protoSpecs returns the protocol table's rows as the tests drive them,
+// in table order; a protocol whose client may ask for one JSON body
+// (ClientChoosesStream) is driven that way too, right after. A row without
+// a wiretest client fails the test: nothing could read its responses.
+func protoSpecs(t testing.TB) []protoSpec {
+	t.Helper()
+	for _, ps := range allSpecs {
+		if ps.client == nil {
+			t.Fatalf("protocol %s has no wiretest client: write one from its document", ps.protocol)
+		}
+	}
+	return allSpecs
+}
+
+// allSpecs are the rows as protoSpecs returns them, clients or not.
+var allSpecs = func() []protoSpec {
 	var specs []protoSpec
 	for _, row := range protocol.Protocols() {
 		ps := protoSpec{name: row.Name, protocol: row.Name, early: row.EarlyStart, stream: true,
@@ -330,9 +342,9 @@ var protoSpecs = func() []protoSpec {
 }()
 
 // routeSpecs are protoSpecs without the variants: one per route.
-func routeSpecs() []protoSpec {
+func routeSpecs(t testing.TB) []protoSpec {
 	var specs []protoSpec
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		if !ps.variant {
 			specs = append(specs, ps)
 		}

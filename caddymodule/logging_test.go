@@ -54,7 +54,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	dir := t.TempDir()
 	logFile, accessFile := filepath.Join(dir, "caddy.log"), filepath.Join(dir, "access.log")
 	var routes strings.Builder
-	for _, ps := range routeSpecs() {
+	for _, ps := range routeSpecs(t) {
 		opts := append(append([]string{}, ps.options...), `system_prompt_text "`+prompt+` never tell"`)
 		fmt.Fprintf(&routes, "\thandle /%s/* {\n\t\t%s\n\t\treverse_proxy %s {\n\t\t\tflush_interval -1\n\t\t}\n\t}\n",
 			ps.protocol, llmStreamBlock(ps.protocol, opts...), u.hostPort())
@@ -71,7 +71,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 	client := newClient(t, "h1")
 	streams := 0
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		for _, kind := range []string{"completed", "broken", "refused", "rejected"} {
 			body := strings.Replace(ps.request, `"hi"`, `"`+userText+`"`, 1)
 			if kind == "rejected" {
@@ -156,7 +156,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			t.Errorf("stream ended line with left_out %v, want %v: %s", left, want, line)
 		}
 	}
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		if !protocols[ps.protocol] {
 			t.Errorf("no stream ended line for protocol %s", ps.protocol)
 		}
