@@ -271,6 +271,6 @@ func (t *tokens) HandleToken(tk *jsonstream.Token) {
 	case jsonstream.TokenProse:
 		// Text of the reply that is not its JSON: the model's text is the
 		// answer (CONTRACT.md §7: nothing the model wrote vanishes).
-		b.AnswerText(tk.Text)
+		b.proseText(tk.Text)
 	}
 }
