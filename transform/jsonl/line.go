@@ -49,8 +49,8 @@ type lineState struct {
 	// reply's end they separate lines and are dropped. Held in blocks of
 	// maxLead bytes: a full block is dropped when more blanks arrive, so
 	// that the outcome depends only on the run.
-	sep  [maxLead]byte
-	nsep int
+	sep   [maxLead]byte
+	nsep  int
 	ticks int
 	bom   int // bytes of a byte order mark matched at the reply's start
 	start int // lineText: where the unflushed text starts in the chunk

@@ -35,19 +35,19 @@ const bom = "\xef\xbb\xbf"
 // held, at most Limits.MaxTagBytes bytes, and released as prose when it
 // turns out not to be the wrapper. A wrapper longer than that is prose.
 type document struct {
-	st       docState
-	ticks    int    // backticks of the fence being read
-	hold     []byte // see above
+	st    docState
+	ticks int    // backticks of the fence being read
+	hold  []byte // see above
 	// blank holds the blanks after the value until what follows shows
 	// whose they are: text after the value gets them (they stand between
 	// the model's text and the markup, issue 22), a closing fence or the
 	// end of the reply drops them. Held in blocks of maxTrailBlank bytes:
 	// a full block is dropped when more blanks arrive, so that the outcome
 	// depends only on the run's length.
-	blank []byte
-	proseOff int64  // DocLenient: offset of the first prose byte, -1
-	braceOff int64  // DocLenient: offset of the candidate '{'
-	bol      bool   // DocLenient prose: at a line's start (a fence may start)
+	blank    []byte
+	proseOff int64 // DocLenient: offset of the first prose byte, -1
+	braceOff int64 // DocLenient: offset of the candidate '{'
+	bol      bool  // DocLenient prose: at a line's start (a fence may start)
 	carry    parsekit.RuneCarry
 	start    int // prose: where the unflushed prose starts in p
 }
