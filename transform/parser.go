@@ -185,3 +185,14 @@ func (l Limits) WithDefaults() Limits {
 	}
 	return l
 }
+
+// NativeCallsNoter is implemented by a parser whose format expects the
+// reply to be a document of its own (aiplan, final_result, jsonl). The
+// pipeline tells it, before Close, that the upstream's own tool calls
+// carried the reply: a reply with no text then lacks nothing. An agent
+// loop's tool-calling turn has no FinalResult yet (specs/004 §7.3: the
+// loop goes on), and reporting it as not_json_object, or answering it with
+// aiplan's safe fallback, would be false.
+type NativeCallsNoter interface {
+	NoteNativeCalls()
+}

@@ -280,6 +280,9 @@ func (p *Pipeline) complete() {
 	// Native reasoning closes first: the parser's last events (held text,
 	// the answer's end) must not land inside its section.
 	p.closeNative()
+	if n, ok := p.parser.(transform.NativeCallsNoter); ok && len(p.nativeCalls) > 0 {
+		n.NoteNativeCalls()
+	}
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
 		return

@@ -205,7 +205,8 @@ func TestValidationRules(t *testing.T) {
 		{
 			name: "a_tool_call_reply_is_not_terminal", format: format.FinalResult, expected: validate.ModeArtifact,
 			first:     append(nativeCall("c9", "get_weather", `{"city":"Oslo"}`), "finish:tool_calls"),
-			firstWant: `V(not_json_object@0:the reply holds no JSON object) TC{0 c9 get_weather} TA0"{\"city\":\"Oslo\"}" TC}0 {"city":"Oslo"} FIN(tool_calls)`,
+			// Issue 22: and not a reply without its object either.
+			firstWant: `TC{0 c9 get_weather} TA0"{\"city\":\"Oslo\"}" TC}0 {"city":"Oslo"} FIN(tool_calls)`,
 		},
 		{
 			name: "native_args_invalid_retry_then_pass", format: format.Text,

@@ -126,6 +126,14 @@ func New(inner transform.Parser, mode transform.ThinkTags, owns bool, limits tra
 // Inner returns the format parser the stage feeds.
 func (t *Parser) Inner() transform.Parser { return t.inner }
 
+// NoteNativeCalls passes the pipeline's word that native tool calls
+// carried the reply to the format parser (transform.NativeCallsNoter).
+func (t *Parser) NoteNativeCalls() {
+	if n, ok := t.inner.(transform.NativeCallsNoter); ok {
+		n.NoteNativeCalls()
+	}
+}
+
 // Reset readies t for a new reply, and its format parser too.
 func (t *Parser) Reset() {
 	t.inner.Reset()
