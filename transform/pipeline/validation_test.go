@@ -204,7 +204,7 @@ func TestValidationRules(t *testing.T) {
 		},
 		{
 			name: "a_tool_call_reply_is_not_terminal", format: format.FinalResult, expected: validate.ModeArtifact,
-			first:     append(nativeCall("c9", "get_weather", `{"city":"Oslo"}`), "finish:tool_calls"),
+			first: append(nativeCall("c9", "get_weather", `{"city":"Oslo"}`), "finish:tool_calls"),
 			// Issue 22: and not a reply without its object either.
 			firstWant: `TC{0 c9 get_weather} TA0"{\"city\":\"Oslo\"}" TC}0 {"city":"Oslo"} FIN(tool_calls)`,
 		},
