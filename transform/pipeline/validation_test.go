@@ -419,6 +419,12 @@ func TestShowRetries(t *testing.T) {
 			if !p.RetryPending() {
 				t.Fatal("no retry")
 			}
+			// The correction tells the model whether the user saw the
+			// refused reply (issue 22: it said not, when they had).
+			saw := strings.Contains(p.RetryTurn().Correction, "The user saw it")
+			if saw != (tt.marker != "") {
+				t.Errorf("shown %v, correction %q", tt.marker != "", p.RetryTurn().Correction)
+			}
 			p.NextAttempt()
 			feed(second)
 			got := string(out)
