@@ -234,7 +234,7 @@ func TestEvents(t *testing.T) {
 		{"ask_user_invalid_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "ask_user", `{"questions":`)},
 			[]string{`ask_user {"questions":[]}`}},
 		{"clarify_ask_user", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which class?", Options: []string{"7A", "7B"}, Hint: "needClassId"}}},
-			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true}]}`}},
+			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true,"hint":"needClassId"}]}`}},
 		{"clarify_without_options", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which?"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which?","options":[],"allowFreeText":true}]}`}},
 		{"error_without_text", nil, []transform.Event{encodertest.Failure("upstream_timeout", "")},
