@@ -85,6 +85,15 @@ type Route struct {
 	// every format; thinkingml keeps its own <think> block. Default "auto".
 	ThinkTags string `json:"think_tags,omitempty"`
 
+	// ThinkPrefilled are model-name patterns that think_tags auto reads as
+	// prefilled, besides the families of transform/thinktags (Families):
+	// a family served today that the table does not know yet. Each is a Go
+	// regular expression (RE2), searched for anywhere in the model name
+	// the upstream reports, case-insensitively: "qwen3\.7", "^my-r1-". An
+	// empty or invalid pattern is an error, and so is a pattern with
+	// think_tags other than auto. Default none.
+	ThinkPrefilled []string `json:"think_prefilled,omitempty"`
+
 	// TextTools names how the model writes tool calls as text, for servers
 	// without a tool parser (CONTRACT.md §8): "hermes" reads
 	// <tool_call>{"name": …, "arguments": …}</tool_call> blocks (Hermes,

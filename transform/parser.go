@@ -1,5 +1,7 @@
 package transform
 
+import "regexp"
+
 import "strconv"
 
 // Parser turns a model's reply text into events, incrementally. Every format
@@ -47,6 +49,12 @@ type ParserOptions struct {
 	// value), ThinkTagsPrefilled or ThinkTagsOff. The pipeline applies it
 	// in front of every format, so that one setting covers them all.
 	ThinkTags ThinkTags
+	// ThinkPrefilled are model-name patterns (the think_prefilled option)
+	// that ThinkTagsAuto reads as prefilled, besides the model families of
+	// transform/thinktags: a route adds a family the table does not know.
+	// Each is searched for anywhere in the model name the upstream reports;
+	// config compiles them case-insensitive.
+	ThinkPrefilled []*regexp.Regexp
 	// TextTools names the convention by which the model writes tool calls
 	// as text, a row of the texttools table ("hermes"); "" reads none
 	// (CONTRACT.md §8). The text format, and auto when it finds text,

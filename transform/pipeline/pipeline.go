@@ -140,7 +140,7 @@ func New(cfg Config) (*Pipeline, error) {
 	// (CONTRACT.md §8): a format that owns <think> (ThinkingML) keeps its
 	// own block and gets only prefilled reasoning read for it.
 	if cfg.Parser.ThinkTags != transform.ThinkTagsOff {
-		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits)
+		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits).AddPrefilled(cfg.Parser.ThinkPrefilled)
 		p.parser = p.think
 	}
 	p.onSSE = p.sseEvent

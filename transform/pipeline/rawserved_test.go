@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,6 +68,14 @@ func TestRawServed(t *testing.T) {
 		{"prefilled, with native reasoning first", Config{Format: format.Text, Parser: prefilled},
 			sseBody(`{"reasoning_content":"r"}`, `{"content":"The answer."}`, "finish:stop"),
 			`R{ R"r" R} F{ F"The answer." F} FIN(stop)`},
+		// Issue 22: Qwen3.5's template opens <think>; and a route adds a
+		// family the table lacks (think_prefilled).
+		{"auto knows Qwen3.5", Config{Format: format.Text},
+			sseBody(modelChunk("Qwen/Qwen3.5-35B-A3B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
+		{"a route's think_prefilled pattern", Config{Format: format.Text, Parser: transform.ParserOptions{ThinkPrefilled: []*regexp.Regexp{regexp.MustCompile("(?i)acme-r[0-9]")}}},
+			sseBody(modelChunk("ACME-R2-70B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
 		{"off leaves the tags", Config{Format: format.Text, Parser: off},
 			sseBody(`{"content":"<think>x</think>y"}`, "finish:stop"),
 			`F{ F"<think>x</think>y" F} FIN(stop)`},
