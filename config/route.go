@@ -74,8 +74,9 @@ type Route struct {
 	// SGLang without a reasoning parser): "auto" takes a <think>…</think>
 	// block at the start of the content as reasoning, and reads a model
 	// whose chat template opens <think> in the prompt (DeepSeek-R1 and its
-	// distills, QwQ, Qwen3 *-Thinking-2507: transform/thinktags Families,
-	// by the model name the upstream reports) as "prefilled";
+	// distills, QwQ, Qwen3 *-Thinking-2507, Qwen3.5, DeepSeek-V3.2,
+	// MiniMax-M2: transform/thinktags Families, and ThinkPrefilled; by the
+	// model name the upstream reports) as "prefilled";
 	// "prefilled" takes everything before the first </think> as
 	// reasoning, unless the reasoning came natively (reasoning_content);
 	// "off" leaves the content as written. An empty <think></think> is
