@@ -123,7 +123,8 @@ func checkStream(out []byte) error {
 	return nil
 }
 
-// checkQuestions checks AskUserQuestion objects (specs/002 §3.4, §5).
+// checkQuestions checks AskUserQuestion objects (specs/002 §3.4, §5); a
+// clarification's question may carry its hint (specs/004 §7.2).
 func checkQuestions(v any) error {
 	qs, ok := v.([]any)
 	if !ok {
@@ -134,8 +135,11 @@ func checkQuestions(v any) error {
 		if !ok {
 			return fmt.Errorf("question is not an object")
 		}
-		if err := checkFields("question", m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
+		if err := checkFields("question", m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder hint"); err != nil {
 			return err
+		}
+		if _, ok := m["hint"]; ok && m["id"] != "clarify" {
+			return fmt.Errorf("a hint on a question that is not a clarification: %v", m)
 		}
 		opts, _ := m["options"].([]any)
 		if len(opts) == 0 && m["allowFreeText"] != true {
