@@ -44,6 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		reasoning_title    <text>
 //		fallback_text      <text>
 //		think_tags         auto | prefilled | off
+//		think_prefilled    <pattern>...    # repeatable
 //		text_tools         off | hermes
 //		max_sse_line       <size>
 //		max_reply          <size>
@@ -69,7 +70,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		name := d.Val()
-		repeatable := name == "system_prompt" || name == "tools" || name == "tool"
+		repeatable := name == "system_prompt" || name == "tools" || name == "tool" || name == "think_prefilled"
 		if seen[name] && !repeatable {
 			return d.Errf("%s: specified more than once", name)
 		}
@@ -121,6 +122,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.One(d, &r.FallbackText)
 		case "think_tags":
 			err = cfargs.One(d, &r.ThinkTags)
+		case "think_prefilled":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Errf("think_prefilled: expected at least one model name pattern")
+			}
+			r.ThinkPrefilled = append(r.ThinkPrefilled, args...)
 		case "text_tools":
 			err = cfargs.One(d, &r.TextTools)
 		case "max_sse_line":

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ type Settings struct {
 	// text_tools convention, "" when off.
 	ThinkTags transform.ThinkTags
 	TextTools string
+	// ThinkPrefilled are the think_prefilled patterns, compiled
+	// case-insensitive.
+	ThinkPrefilled []*regexp.Regexp
 	// Protocol is the validated protocol name.
 	Protocol string
 	// Request and Proto are the rows of the request format and the
@@ -117,6 +121,7 @@ func (s *Settings) ParserOptions() transform.ParserOptions {
 		ReasoningTitle: s.ReasoningTitle,
 		FallbackText:   s.FallbackText,
 		ThinkTags:      s.ThinkTags,
+		ThinkPrefilled: s.ThinkPrefilled,
 		TextTools:      s.TextTools,
 	}
 }
@@ -212,6 +217,19 @@ func (s *Settings) checkRawServed(r *Route) error {
 		return err
 	}
 	s.ThinkTags, _ = transform.ParseThinkTags(tt)
+	if len(r.ThinkPrefilled) > 0 && s.ThinkTags != transform.ThinkTagsAuto {
+		return errorf("think_prefilled", "think_prefilled applies to think_tags auto, not %s", tt)
+	}
+	for _, pat := range r.ThinkPrefilled {
+		if pat == "" {
+			return errorf("think_prefilled", "think_prefilled: an empty pattern would match every model")
+		}
+		re, err := regexp.Compile("(?i)" + pat)
+		if err != nil {
+			return errorf("think_prefilled", "think_prefilled: bad pattern %q: %v", pat, err)
+		}
+		s.ThinkPrefilled = append(s.ThinkPrefilled, re)
+	}
 	tools := orDefault(r.TextTools, DefaultTextTools)
 	if err := oneOf("text_tools", "convention", tools, textTools); err != nil {
 		return err

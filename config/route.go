@@ -74,8 +74,9 @@ type Route struct {
 	// SGLang without a reasoning parser): "auto" takes a <think>…</think>
 	// block at the start of the content as reasoning, and reads a model
 	// whose chat template opens <think> in the prompt (DeepSeek-R1 and its
-	// distills, QwQ, Qwen3 *-Thinking-2507: transform/thinktags Families,
-	// by the model name the upstream reports) as "prefilled";
+	// distills, QwQ, Qwen3 *-Thinking-2507, Qwen3.5, DeepSeek-V3.2,
+	// MiniMax-M2: transform/thinktags Families, and ThinkPrefilled; by the
+	// model name the upstream reports) as "prefilled";
 	// "prefilled" takes everything before the first </think> as
 	// reasoning, unless the reasoning came natively (reasoning_content);
 	// "off" leaves the content as written. An empty <think></think> is
@@ -84,6 +85,15 @@ type Route struct {
 	// answer (up to limits.max_block, violation think_unclosed). Applies to
 	// every format; thinkingml keeps its own <think> block. Default "auto".
 	ThinkTags string `json:"think_tags,omitempty"`
+
+	// ThinkPrefilled are model-name patterns that think_tags auto reads as
+	// prefilled, besides the families of transform/thinktags (Families):
+	// a family served today that the table does not know yet. Each is a Go
+	// regular expression (RE2), searched for anywhere in the model name
+	// the upstream reports, case-insensitively: "qwen3\.7", "^my-r1-". An
+	// empty or invalid pattern is an error, and so is a pattern with
+	// think_tags other than auto. Default none.
+	ThinkPrefilled []string `json:"think_prefilled,omitempty"`
 
 	// TextTools names how the model writes tool calls as text, for servers
 	// without a tool parser (CONTRACT.md §8): "hermes" reads

@@ -139,7 +139,7 @@ func New(cfg Config) (*Pipeline, error) {
 	// (CONTRACT.md §8): a format that owns <think> (ThinkingML) keeps its
 	// own block and gets only prefilled reasoning read for it.
 	if cfg.Parser.ThinkTags != transform.ThinkTagsOff {
-		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits)
+		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits).AddPrefilled(cfg.Parser.ThinkPrefilled)
 		p.parser = p.think
 	}
 	p.onSSE = p.sseEvent
@@ -279,6 +279,9 @@ func (p *Pipeline) complete() {
 	// Native reasoning closes first: the parser's last events (held text,
 	// the answer's end) must not land inside its section.
 	p.closeNative()
+	if n, ok := p.parser.(transform.NativeCallsNoter); ok && len(p.nativeCalls) > 0 {
+		n.NoteNativeCalls()
+	}
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
 		return

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +72,14 @@ func TestRawServed(t *testing.T) {
 		{"prefilled, with native reasoning first", Config{Format: format.Text, Parser: prefilled},
 			sseBody(`{"reasoning_content":"r"}`, `{"content":"The answer."}`, "finish:stop"),
 			`R{ R"r" R} F{ F"The answer." F} FIN(stop)`},
+		// Issue 22: Qwen3.5's template opens <think>; and a route adds a
+		// family the table lacks (think_prefilled).
+		{"auto knows Qwen3.5", Config{Format: format.Text},
+			sseBody(modelChunk("Qwen/Qwen3.5-35B-A3B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
+		{"a route's think_prefilled pattern", Config{Format: format.Text, Parser: transform.ParserOptions{ThinkPrefilled: []*regexp.Regexp{regexp.MustCompile("(?i)acme-r[0-9]")}}},
+			sseBody(modelChunk("ACME-R2-70B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
 		{"off leaves the tags", Config{Format: format.Text, Parser: off},
 			sseBody(`{"content":"<think>x</think>y"}`, "finish:stop"),
 			`F{ F"<think>x</think>y" F} FIN(stop)`},
@@ -87,9 +96,14 @@ func TestRawServed(t *testing.T) {
 		{"a broken block is text", Config{Format: format.Text, Parser: hermes},
 			sseBody(`{"content":"<tool_call>get_weather(Paris)</tool_call>"}`, "finish:stop"),
 			`V(bad_tool_call@0:the tool call block is not one JSON object: expected_object) F{ F"<tool_call>get_weather(Paris)</tool_call>" F} FIN(stop)`},
+		// Issue 22: a block cut off is text and no call, so that the
+		// finish stays length and no client runs a half call.
 		{"length cuts a block", Config{Format: format.Text, Parser: hermes},
 			sseBody(`{"content":"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\""}`, "finish:length"),
-			`TC{0 call_m1_0 f} TA0"{\"a\"" V(unterminated_tool_call@0:the reply ended inside the tool call block) TC}0 {"a" F{ F"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\"" F} FIN(length)`},
+			`V(unterminated_tool_call@0:the reply ended inside the tool call block) F{ F"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\"" F} FIN(length)`},
+		{"stop cuts a block", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"content":"Let me check. <tool_call>{\"name\":\"f\",\"arguments\":{\"ci"}`, "finish:stop"),
+			`F{ F"Let me check." V(unterminated_tool_call@14:the reply ended inside the tool call block) F" <tool_call>{\"name\":\"f\",\"arguments\":{\"ci" F} FIN(stop)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -353,6 +353,6 @@ func (p *Pipeline) retryTurn(fs []validate.Failure) request.RetryTurn {
 		}
 		t.Calls = append(t.Calls, c)
 	}
-	t.Correction = validate.Correction(fs, func(call int) bool { return slices.Contains(v.nativeIdx, call) })
+	t.Correction = validate.Correction(fs, func(call int) bool { return slices.Contains(v.nativeIdx, call) }, v.live)
 	return t
 }

@@ -124,7 +124,8 @@ func checkStream(out []byte) error {
 	return nil
 }
 
-// checkQuestions checks AskUserQuestion objects (specs/002 §3.4, §5).
+// checkQuestions checks AskUserQuestion objects (specs/002 §3.4, §5); a
+// clarification's question may carry its hint (specs/004 §7.2).
 func checkQuestions(v any) error {
 	qs, ok := v.([]any)
 	if !ok {
@@ -135,8 +136,11 @@ func checkQuestions(v any) error {
 		if !ok {
 			return fmt.Errorf("question is not an object")
 		}
-		if err := checkFields("question", m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
+		if err := checkFields("question", m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder hint"); err != nil {
 			return err
+		}
+		if _, ok := m["hint"]; ok && m["id"] != "clarify" {
+			return fmt.Errorf("a hint on a question that is not a clarification: %v", m)
 		}
 		opts, _ := m["options"].([]any)
 		if len(opts) == 0 && m["allowFreeText"] != true {
@@ -235,7 +239,7 @@ func TestEvents(t *testing.T) {
 		{"ask_user_invalid_args", nil, []transform.Event{encodertest.ToolEnd(0, "c", "ask_user", `{"questions":`)},
 			[]string{`ask_user {"questions":[]}`}},
 		{"clarify_ask_user", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which class?", Options: []string{"7A", "7B"}, Hint: "needClassId"}}},
-			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true}]}`}},
+			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true,"hint":"needClassId"}]}`}},
 		{"clarify_without_options", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which?"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which?","options":[],"allowFreeText":true}]}`}},
 		{"error_without_text", nil, []transform.Event{encodertest.Failure("upstream_timeout", "")},

@@ -201,7 +201,9 @@ func checkFields(m map[string]any, shape string) error {
 
 // checkQuestions checks ask_user's questions (specs/002 §3.4
 // AskUserQuestion): id and prompt strings, options {id, label} that may be
-// empty only when allowFreeText is true.
+// empty only when allowFreeText is true. A clarification's question may
+// carry its frontend hint (specs/004 §7.2 ClarifyPayload.hint), a string
+// that a component following specs/002 ignores.
 func checkQuestions(v any) error {
 	qs, ok := v.([]any)
 	if !ok {
@@ -212,8 +214,13 @@ func checkQuestions(v any) error {
 		if !ok {
 			return fmt.Errorf("a question is not an object")
 		}
-		if err := checkFields(m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
+		if err := checkFields(m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder hint"); err != nil {
 			return fmt.Errorf("question: %v", err)
+		}
+		if h, ok := m["hint"]; ok {
+			if _, isStr := h.(string); !isStr || m["id"] != "clarify" {
+				return fmt.Errorf("question: a hint that is not a clarification's string: %v", m)
+			}
 		}
 		_, id := m["id"].(string)
 		_, prompt := m["prompt"].(string)
