@@ -36,6 +36,7 @@ type Encoder struct {
 	// round's start until its raw reply begins (loop.go).
 	calls    ServerCalls
 	newRound bool
+	rounds   int
 }
 
 // New returns an Encoder for one stream.
@@ -73,7 +74,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindToolResult:
 		dst = e.appendToolResult(dst, ev)
 	case transform.KindRoundStart:
-		dst = e.appendRound(dst, ev.Index)
+		dst = e.appendRound(dst)
 	case transform.KindFinish:
 		dst = e.flushCarry(dst)
 		dst = e.abandonRuns(dst, "the tool call did not finish")

@@ -83,12 +83,14 @@ func (e *Encoder) abandonRuns(dst []byte, message string) []byte {
 }
 
 // appendRound appends the status of the next round and notes that its
-// raw reply opens a new paragraph.
-func (e *Encoder) appendRound(dst []byte, round int) []byte {
+// raw reply opens a new paragraph. The encoder numbers the rounds, 2 for
+// the first, so that the wire counts up by one.
+func (e *Encoder) appendRound(dst []byte) []byte {
 	e.newRound = true
+	e.rounds++
 	dst = e.sys.AppendEventHead(dst, "status")
 	dst = append(dst, `,"state":"working","round":`...)
-	dst = strconv.AppendInt(dst, int64(round), 10)
+	dst = strconv.AppendInt(dst, int64(e.rounds+1), 10)
 	return AppendEventTail(dst)
 }
 

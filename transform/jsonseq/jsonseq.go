@@ -32,8 +32,10 @@ type Encoder struct {
 	order     order
 	// title is the phase title for a phase that has none.
 	title []byte
-	// calls are the calls to tools the gateway runs (loop.go).
-	calls gymbro.ServerCalls
+	// calls are the calls to tools the gateway runs, rounds the
+	// round_starts sent (loop.go).
+	calls  gymbro.ServerCalls
+	rounds int
 }
 
 // New returns an Encoder for one stream.
@@ -105,7 +107,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindToolResult:
 		dst = e.appendToolResult(dst, ev)
 	case transform.KindRoundStart:
-		dst = e.appendRoundStart(dst, ev.Index)
+		dst = e.appendRoundStart(dst)
 	case transform.KindClarify:
 		dst = e.appendClarify(e.extraComes(dst), ev.Clarify)
 	case transform.KindArtifacts:

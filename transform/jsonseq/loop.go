@@ -83,13 +83,15 @@ func (e *Encoder) abandonRuns(dst []byte, message string) []byte {
 }
 
 // appendRoundStart appends round_start {round} and notes that the next
-// answer text opens a new round's answer.
-func (e *Encoder) appendRoundStart(dst []byte, round int) []byte {
+// answer text opens a new round's answer. The encoder numbers the rounds,
+// 2 for the first round_start, so that the wire counts up by one.
+func (e *Encoder) appendRoundStart(dst []byte) []byte {
 	e.order.newRound = true
+	e.rounds++
 	dst = e.extraComes(dst)
 	dst = e.head(dst, "round_start")
 	dst = append(dst, `,"round":`...)
-	dst = strconv.AppendInt(dst, int64(round), 10)
+	dst = strconv.AppendInt(dst, int64(e.rounds+1), 10)
 	return gymbro.AppendEventTail(dst)
 }
 

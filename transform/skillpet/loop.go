@@ -31,18 +31,19 @@ type runningCall struct {
 // as the reply's part: the thinking ends first. A call already started
 // (the same id) is not started twice: the client keys its tool card by id.
 func (e *Encoder) appendToolRun(dst []byte, ev transform.Event) []byte {
-	if e.running(ev.ID) >= 0 || e.resulted(ev.ID) {
+	if e.started(ev.ID) {
 		return dst
 	}
 	label := ev.Name
 	if ev.Tool != nil && ev.Tool.Label != "" {
 		label = ev.Tool.Label
 	}
-	if len(e.runs) >= maxCalls {
+	if len(e.runs) >= maxCalls || len(e.starts) >= maxCalls {
 		return dst
 	}
 	dst = e.beginReply(dst)
 	e.runs = append(e.runs, runningCall{id: ev.ID, name: ev.Name, label: label})
+	e.starts = append(e.starts, ev.ID)
 	return appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
 }
 
@@ -99,9 +100,6 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 func (e *Encoder) appendResultOf(dst []byte, i int, status, message string) []byte {
 	c := e.runs[i]
 	e.runs = append(e.runs[:i], e.runs[i+1:]...)
-	if len(e.finished) < maxCalls {
-		e.finished = append(e.finished, c.id)
-	}
 	dst = append(dst, "event: tool_result\ndata: {\"id\":"...)
 	dst = jsonout.AppendStringS(dst, c.id)
 	dst = append(dst, `,"name":`...)
@@ -136,9 +134,10 @@ func (e *Encoder) running(id string) int {
 	return -1
 }
 
-// resulted reports whether the call with id already had its tool_result.
-func (e *Encoder) resulted(id string) bool {
-	for _, d := range e.finished {
+// started reports whether a tool_start with id went out: the client keys
+// its tool cards by id, so none is started twice.
+func (e *Encoder) started(id string) bool {
+	for _, d := range e.starts {
 		if d == id {
 			return true
 		}

@@ -48,13 +48,13 @@ type Encoder struct {
 	thought, newBlock bool
 	// lastArgsBeat is when the last tool_args_heartbeat was sent.
 	lastArgsBeat time.Time
-	// runs are the server calls started and not finished, finished the
-	// ids of those that were (loop.go); round counts the round_starts
+	// runs are the server calls started and not finished, starts the ids
+	// of every tool_start sent (loop.go); round counts the round_starts
 	// sent.
-	runs     []runningCall
-	finished []string
-	round    int
-	done     bool
+	runs   []runningCall
+	starts []string
+	round  int
+	done   bool
 	// order keeps thinking before the reply (see order).
 	order order
 }
@@ -133,8 +133,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.beginReply(dst)
 		if ev.Name == AskUserTool {
 			dst = appendAskUser(dst, ev.Text)
-		} else {
+		} else if !e.started(ev.ID) {
 			// The model gives no display name: the label is the name.
+			if len(e.starts) < maxCalls {
+				e.starts = append(e.starts, ev.ID)
+			}
 			dst = appendToolStart(dst, ev.ID, ev.Name, ev.Name, ev.Text)
 		}
 	case transform.KindToolRun:
