@@ -75,6 +75,10 @@ func TestMCPBlocksNeedTheBeta(t *testing.T) {
 				t.Fatalf("%s (stream %v): %v\n%s", name, stream, err, out)
 			}
 			if name == "server_tools" {
+				if stream {
+					// What a client without the beta gets, for e2e's SDKs.
+					encodertest.Golden(t, "server_tools_no_mcp", out)
+				}
 				want := []string{"thinking:Need data.", "text:Let me look.", "thinking:Got it.", "text:Caddy is a web server."}
 				if got := blockStrings(a); !slices.Equal(got, want) || a.stopReason != "end_turn" {
 					t.Errorf("server_tools (stream %v): %q %s, want %q end_turn", stream, got, a.stopReason, want)
