@@ -87,6 +87,10 @@ func (b *blockList) event(dst []byte, ev transform.Event) []byte {
 		start := len(b.held)
 		b.held = append(b.held, ev.Text...)
 		ev.Text = nil
+		if ev.Tool != nil {
+			t := *ev.Tool // the producer's, like Text; a held result keeps its own
+			ev.Tool = &t
+		}
 		b.queue = append(b.queue, heldEvent{ev: ev, start: start, end: len(b.held)})
 		return dst
 	}
