@@ -68,6 +68,11 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		_ = writeJSON(w, status, c.rid, out)
 		return nil
 	}
+	if f := h.settings.Request; f != nil && f.HeaderFacts != nil {
+		// What the format's own headers tell its encoder, read before
+		// UpstreamHeader drops them (anthropic-beta's MCP opt-in).
+		info.Facts = f.HeaderFacts(r.Header, info.Facts)
+	}
 	if f := h.settings.Request; f != nil && f.UpstreamHeader != nil {
 		f.UpstreamHeader(r.Header)
 	}
