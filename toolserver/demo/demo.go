@@ -37,7 +37,7 @@ type Tool struct {
 	Handler mcp.ToolHandler
 }
 
-// Tools returns the demo server's tools, in the order it lists them.
+// Tools returns the demo server's tools (the SDK lists them sorted by name).
 func Tools() []Tool {
 	return []Tool{
 		{Tool: &mcp.Tool{
