@@ -11,16 +11,22 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmstream/llmstream/toolserver/demo"
 )
 
-// serveEnv makes the test binary an MCP server over stdio (see
-// testServer): the supervision tests start it as a `command` server, so
-// that they need no Node.
+// serveEnv makes the test binary an MCP server over stdio (testServer,
+// or the demo server when it is "demo"): the supervision tests start it
+// as a `command` server, so that they need no Node.
 const serveEnv = "TOOLSERVER_TEST_SERVE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) != "" {
-		if err := testServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if mode := os.Getenv(serveEnv); mode != "" {
+		srv := testServer()
+		if mode == "demo" {
+			srv = demo.New()
+		}
+		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
