@@ -256,6 +256,11 @@ func (m *MCPServer) checkTransport() error {
 			if !headerNameRe.MatchString(k) {
 				return errorf(m.setting("headers"), "tools: mcp %s: header: bad name %q", m.Name, k)
 			}
+			// The transport's own headers: setting one breaks the session.
+			switch strings.ToLower(k) {
+			case "content-type", "accept", "content-length", "host", "mcp-session-id", "mcp-protocol-version", "last-event-id":
+				return errorf(m.setting("headers"), "tools: mcp %s: header %s: set by the MCP transport itself", m.Name, k)
+			}
 		}
 	case TransportBuiltin:
 		known := false

@@ -160,3 +160,31 @@ func TestHTTPDown(t *testing.T) {
 		t.Errorf("call to a server that is down = %+v", r)
 	}
 }
+
+// TestHTTPSessionBound: past the bound, the least recently used idle
+// session is closed for the new one; every call still goes as its user.
+func TestHTTPSessionBound(t *testing.T) {
+	ts, sessions := httpServer(t, false)
+	s, _ := newSetWith(t, func(s *Set) { s.maxDyn = 2 }, config.MCPServer{
+		Name: "remote", URL: ts.URL, Headers: map[string]string{"X-Token": "{http.request.header.X-User-Token}"},
+	})
+	as := func(u string) CallOptions {
+		return CallOptions{Resolver: func(v string) string { return strings.ReplaceAll(v, "{http.request.header.X-User-Token}", u) }}
+	}
+	for _, u := range []string{"a", "b", "c", "a"} {
+		if r := s.Call(context.Background(), "whoami", []byte(`{}`), as(u)); text(r) != u+"|" {
+			t.Errorf("%s's call = %+v", u, r)
+		}
+		srv := s.servers[0]
+		srv.mu.Lock()
+		n := len(srv.dyn)
+		srv.mu.Unlock()
+		if n > 2 {
+			t.Errorf("%d sessions, bound 2", n)
+		}
+	}
+	// a was evicted by c, then opened again.
+	if got := sessions(); got["a"] != 2 || got["b"] != 1 || got["c"] != 1 {
+		t.Errorf("sessions = %v", got)
+	}
+}

@@ -417,9 +417,9 @@ func (srv *server) everListed(name string) bool {
 	return srv.ever[name]
 }
 
-// toolsFor returns the session a request uses and its tools. With ctx
-// nil, a dynamic server's latest list stands in, without a session.
-func (srv *server) toolsFor(ctx context.Context, r Resolver) (*conn, []Tool) {
+// toolsFor returns the session a request uses and its tools. With
+// latest, a dynamic server's latest list stands in, without a session.
+func (srv *server) toolsFor(ctx context.Context, r Resolver, latest bool) (*conn, []Tool) {
 	if !srv.dynamic {
 		srv.mu.Lock()
 		c := srv.cur
@@ -429,7 +429,7 @@ func (srv *server) toolsFor(ctx context.Context, r Resolver) (*conn, []Tool) {
 		}
 		return c, *c.tools.Load()
 	}
-	if ctx == nil {
+	if latest {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		return nil, srv.latest
@@ -475,7 +475,7 @@ func (srv *server) dynSession(ctx context.Context, r Resolver) (*conn, error) {
 		}
 	}
 	if e == nil {
-		if len(srv.dyn) >= MaxSessionsPerServer && !srv.evictLocked() {
+		if len(srv.dyn) >= srv.set.maxDyn && !srv.evictLocked() {
 			srv.mu.Unlock()
 			return nil, errors.New("too many sessions")
 		}
@@ -552,7 +552,11 @@ func (srv *server) evictLocked() bool {
 		return false
 	}
 	delete(srv.dyn, oldKey)
-	go old.close()
+	srv.set.wg.Add(1)
+	go func() {
+		defer srv.set.wg.Done()
+		old.close()
+	}()
 	return true
 }
 
@@ -634,8 +638,10 @@ func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt C
 		return agent.ErrorResult(fmt.Sprintf("Tool %s was not called: %v. Call it again with a JSON object of arguments.", t.Name, err)), "bad_arguments"
 	}
 	c.inflight.Add(1)
-	defer c.inflight.Add(-1)
-	defer c.lastUsed.Store(time.Now().UnixNano())
+	defer func() {
+		c.lastUsed.Store(time.Now().UnixNano())
+		c.inflight.Add(-1)
+	}()
 
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -686,24 +692,29 @@ func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt C
 			msg = msg[:1024] + "…"
 		}
 		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: %s", t.Name, msg)), "protocol_error"
-	case errors.Is(err, mcp.ErrConnectionClosed) || c.closedNow():
+	case errors.Is(err, mcp.ErrConnectionClosed) || c.ended(250*time.Millisecond):
 		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: its server %s stopped during the call (it is being restarted). Try again later, or answer without it.", t.Name, srv.name)), "server_stopped"
 	default:
 		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: the call to its server %s did not complete. Try again later, or answer without it.", t.Name, srv.name)), "failed"
 	}
 }
 
-// closedNow reports whether the session has ended.
-func (c *conn) closedNow() bool {
-	if c.proc != nil {
-		select {
-		case <-c.proc.done:
-			return true
-		default:
-		}
+// ended reports whether the session has ended, or a stdio server's
+// process exits within wait (a call that failed of a broken pipe may
+// return just before the exit is seen).
+func (c *conn) ended(wait time.Duration) bool {
+	if _, live := c.srv.set.sessions.Load(c.session); !live {
+		return true
 	}
-	_, live := c.srv.set.sessions.Load(c.session)
-	return !live
+	if c.proc == nil {
+		return false
+	}
+	select {
+	case <-c.proc.done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
 }
 
 // argsObject checks that args is a JSON object ("" or null is {}).

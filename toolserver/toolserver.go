@@ -114,6 +114,7 @@ type Set struct {
 	backoffMax time.Duration
 	stopGrace  time.Duration
 	idle       time.Duration
+	maxDyn     int
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -151,6 +152,7 @@ func New(cfg *config.ToolServers, logger *zap.Logger) (*Set, error) {
 		backoffMax: 30 * time.Second,
 		stopGrace:  2 * time.Second,
 		idle:       SessionIdle,
+		maxDyn:     MaxSessionsPerServer,
 		ctx:        ctx,
 		cancel:     cancel,
 	}
@@ -233,7 +235,7 @@ func (s *Set) Close() error {
 // waits for (bounded by ctx and the server's timeout).
 func (s *Set) Tools(ctx context.Context, r Resolver) []Tool {
 	var out []Tool
-	s.offered(ctx, r, func(t Tool, _ *server, _ *conn) bool {
+	s.offered(ctx, r, false, func(t Tool, _ *server, _ *conn) bool {
 		out = append(out, t)
 		return true
 	})
@@ -247,7 +249,7 @@ func (s *Set) Tools(ctx context.Context, r Resolver) []Tool {
 func (s *Set) Lookup(name string) (Tool, bool) {
 	var found Tool
 	ok := false
-	s.offered(nil, nil, func(t Tool, _ *server, _ *conn) bool {
+	s.offered(context.Background(), nil, true, func(t Tool, _ *server, _ *conn) bool {
 		if t.Name == name {
 			found, ok = t, true
 			return false
@@ -258,12 +260,12 @@ func (s *Set) Lookup(name string) (Tool, bool) {
 }
 
 // offered walks the tools offered to a request, in order, skipping names
-// already taken, until yield returns false. With ctx nil, it connects
+// already taken, until yield returns false. With latest, it connects
 // nothing and a dynamic server's latest list stands in.
-func (s *Set) offered(ctx context.Context, r Resolver, yield func(Tool, *server, *conn) bool) {
+func (s *Set) offered(ctx context.Context, r Resolver, latest bool, yield func(Tool, *server, *conn) bool) {
 	taken := make(map[string]string, 16)
 	for _, srv := range s.servers {
-		c, tools := srv.toolsFor(ctx, r)
+		c, tools := srv.toolsFor(ctx, r, latest)
 		for _, t := range tools {
 			if prev, dup := taken[t.Name]; dup {
 				s.warnCollision(t.Name, prev, srv.name)
@@ -313,7 +315,7 @@ func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOption
 		srv *server
 		c   *conn
 	)
-	s.offered(ctx, opt.Resolver, func(ot Tool, osrv *server, oc *conn) bool {
+	s.offered(ctx, opt.Resolver, false, func(ot Tool, osrv *server, oc *conn) bool {
 		if ot.Name == name {
 			t, srv, c = ot, osrv, oc
 			return false
