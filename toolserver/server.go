@@ -178,7 +178,10 @@ func (srv *server) supervise() {
 			srv.mu.Unlock()
 			srv.readyOK.Do(func() { close(srv.ready) })
 			srv.logger.Info("tool server connected", zap.String("transport", srv.transport), zap.Int("tools", len(*c.tools.Load())))
+			// Closing the Set ends the session, whenever it happens.
+			stopClose := context.AfterFunc(ctx, c.close)
 			waitErr := c.session.Wait()
+			stopClose()
 			srv.mu.Lock()
 			srv.cur = nil
 			srv.mu.Unlock()

@@ -411,3 +411,16 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Errorf("call after Close = %+v", r)
 	}
 }
+
+// TestBuiltinsAgree: config accepts exactly the builtin servers this
+// package serves.
+func TestBuiltinsAgree(t *testing.T) {
+	if len(config.BuiltinServers) != len(builtins) {
+		t.Errorf("config lists %v, toolserver serves %d", config.BuiltinServers, len(builtins))
+	}
+	for _, name := range config.BuiltinServers {
+		if builtins[name] == nil {
+			t.Errorf("config accepts builtin %q, which toolserver does not serve", name)
+		}
+	}
+}
