@@ -36,6 +36,16 @@ func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
 		r.Tools = append(r.Tools, f)
 		return nil
 	}
+	// Neither a file nor a block on the same line.
+	line := d.Line()
+	if !d.Next() {
+		return d.Errf("tools: missing value (a file, or a block of mcp servers)")
+	}
+	open := d.Val() == "{" && d.Line() == line
+	d.Prev()
+	if !open {
+		return d.Errf("tools: missing value (a file, or a block of mcp servers)")
+	}
 	if r.ToolServers != nil {
 		return d.Errf("tools: the server block is specified more than once")
 	}

@@ -37,7 +37,7 @@ func TestToolsCaddyfileErrors(t *testing.T) {
 		"file and more":        {toolsHead + "tools a.json b.json\n}", "tools: one file per line"},
 		// Checked when the Caddyfile is adapted (config.ToolServers.Check).
 		"empty block":       {toolsHead + "tools {\n\t}\n}", "tools: no mcp server"},
-		"bare tools":        {toolsHead + "tools\n}", "tools: no mcp server"},
+		"bare tools":        {toolsHead + "tools\n}", "tools: missing value (a file, or a block of mcp servers)"},
 		"bad scheme":        {mcp("url ftp://x/mcp"), `mcp d: url "ftp://x/mcp": want an absolute http:// or https:// URL`},
 		"unknown builtin":   {mcp("builtin nope"), `mcp d: builtin: unknown server "nope"`},
 		"label not allowed": {mcp("builtin demo\n\t\t\tallow get_weather\n\t\t\tlabel fail x"), `mcp d: label: tool "fail" is not allowed`},
