@@ -58,7 +58,9 @@ func TestToolServersCheck(t *testing.T) {
 		{name: "bad_env_name", ts: demo(func(m *MCPServer) { m.Builtin, m.Command, m.Env = "", []string{"s"}, map[string]string{"A=B": "c"} }), setting: "tool_servers.mcp[d].env"},
 		{name: "header_without_url", ts: demo(func(m *MCPServer) { m.Headers = map[string]string{"A": "b"} }), setting: "tool_servers.mcp[d].headers", msg: "for a url server"},
 		{name: "bad_header_name", ts: demo(func(m *MCPServer) { m.Builtin, m.URL, m.Headers = "", "http://x/", map[string]string{"A B": "c"} }), setting: "tool_servers.mcp[d].headers"},
-		{name: "transport_header", ts: demo(func(m *MCPServer) { m.Builtin, m.URL, m.Headers = "", "http://x/", map[string]string{"Mcp-Session-Id": "c"} }), setting: "tool_servers.mcp[d].headers", msg: "set by the MCP transport itself"},
+		{name: "transport_header", ts: demo(func(m *MCPServer) {
+			m.Builtin, m.URL, m.Headers = "", "http://x/", map[string]string{"Mcp-Session-Id": "c"}
+		}), setting: "tool_servers.mcp[d].headers", msg: "set by the MCP transport itself"},
 		{name: "label_not_allowed", ts: demo(func(m *MCPServer) {
 			m.Allow = []string{"get_weather"}
 			m.Labels = map[string]string{"search": "x"}

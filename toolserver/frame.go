@@ -138,8 +138,10 @@ func (s *skimmer) replacement() []byte {
 // lineFrames is the stdout of a stdio server, as the SDK's IOTransport
 // reads it: one JSON-RPC message a line. A line longer than max is
 // replaced (see skimmer); a line that is not JSON (a server that logs to
-// stdout) is dropped instead of breaking the session; onDrop is told of
-// both, with the line's size only (never its content: it may be a result).
+// stdout) is dropped instead of breaking the session, and a line that
+// starts as a message but is not valid JSON ends the session (Read fails);
+// onDrop is told of each, with the line's size only (never its content:
+// it may be a result).
 type lineFrames struct {
 	src    *bufio.Reader
 	closer io.Closer
@@ -198,10 +200,19 @@ func (f *lineFrames) next() {
 	case len(t) == 0:
 	case t[0] != '{' && t[0] != '[':
 		f.onDrop("a line that is not JSON", len(f.line))
+	case !json.Valid(t):
+		// A message that breaks: the session cannot go on (the SDK's
+		// decoder would read the next line as its continuation).
+		f.onDrop("a message that is not valid JSON", len(f.line))
+		f.err = errBrokenMessage
 	default:
 		f.out = f.line
 	}
 }
+
+// errBrokenMessage ends a stdio session whose server wrote a line that
+// starts as a JSON message and is not one: the server is restarted.
+var errBrokenMessage = errors.New("the tool server wrote a line that is not valid JSON")
 
 // skipLong reads the rest of an oversized line through a skimmer.
 func (f *lineFrames) skipLong(chunk []byte, err error) {

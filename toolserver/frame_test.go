@@ -85,6 +85,15 @@ func TestLineFrames(t *testing.T) {
 	}
 }
 
+func TestLineFramesBrokenMessage(t *testing.T) {
+	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
+	f := newLineFrames(io.NopCloser(strings.NewReader(in)), 1000, func(string, int) {})
+	out, err := io.ReadAll(f)
+	if err != errBrokenMessage || string(out) != "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n" {
+		t.Errorf("out %q, err %v", out, err)
+	}
+}
+
 func TestSSEFrames(t *testing.T) {
 	small := "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
 	big := "event: message\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"result\":{\"t\":\"" + strings.Repeat("x", 200000) + "\"},\"id\":5}\n\n"
@@ -209,7 +218,7 @@ func FuzzFrames(f *testing.F) {
 		} {
 			whole, err1 := io.ReadAll(mk(bytes.NewReader(in)))
 			split, err2 := io.ReadAll(mk(iotest.OneByteReader(bytes.NewReader(in))))
-			if err1 != nil || err2 != nil || !bytes.Equal(whole, split) {
+			if err1 != err2 || !bytes.Equal(whole, split) {
 				t.Fatalf("whole %q (%v) != split %q (%v)", whole, err1, split, err2)
 			}
 			bound := max + 64<<10 + 300 // bufio's chunk, the replacement

@@ -2,11 +2,16 @@ package toolserver
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -83,6 +88,17 @@ func TestHTTPStatic(t *testing.T) {
 			if r := callT(s, "fail", `{}`); !r.IsError || text(r) != "it failed" {
 				t.Errorf("fail = %+v", r)
 			}
+			// A cancelled call reaches the server (notifications/cancelled).
+			marker := filepath.Join(t.TempDir(), "cancelled")
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				cancel()
+			}()
+			if r := s.Call(ctx, "hang", []byte(fmt.Sprintf(`{"marker":%q}`, marker)), CallOptions{}); !r.IsError || !strings.Contains(text(r), "cancelled") {
+				t.Errorf("hang = %+v", r)
+			}
+			waitFor(t, "the server to see the cancellation", func() bool { _, err := os.Stat(marker); return err == nil })
 		})
 	}
 }
@@ -91,6 +107,7 @@ func TestHTTPStatic(t *testing.T) {
 // session per distinct value; each call carries its own request's value.
 func TestHTTPPerUserSessions(t *testing.T) {
 	ts, sessions := httpServer(t, false)
+	goroutines := runtime.NumGoroutine()
 	s, _ := newSet(t, config.MCPServer{
 		Name: "remote", URL: ts.URL, Headers: map[string]string{"X-Token": "{http.request.header.X-User-Token}"},
 	})
@@ -123,6 +140,10 @@ func TestHTTPPerUserSessions(t *testing.T) {
 	if r := callT(s, "whoami", `{}`); !r.IsError || !strings.Contains(text(r), "not connected") {
 		t.Errorf("call without a resolver = %+v", r)
 	}
+	// Close ends every session and goroutine (the test server's
+	// connection goroutines end as the client's connections close).
+	_ = s.Close()
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
 }
 
 func TestHTTPIdleSessionsClosed(t *testing.T) {

@@ -118,6 +118,12 @@ func testServer() *mcp.Server {
 		fmt.Fprintln(os.Stderr, "and this goes to stderr")
 		return text(a.Text), nil
 	})
+	// garbage breaks the protocol: a line that looks like JSON and is not.
+	add("garbage", func(ctx context.Context, _ *mcp.CallToolRequest, _ testArgs) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":`)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
 	add("fail", func(context.Context, *mcp.CallToolRequest, testArgs) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil
 	})

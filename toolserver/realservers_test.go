@@ -90,7 +90,10 @@ func TestRealServers(t *testing.T) {
 		if r := <-done; !r.IsError || !strings.Contains(text(r), "stopped during the call") {
 			t.Errorf("call of a killed server = %+v", r)
 		}
-		waitFor(t, "the restart", func() bool { _, ok := s.Lookup("echo"); return ok && serverPID(t, s) != pid })
+		waitFor(t, "the restart", func() bool {
+			p := serverPID(t, s)
+			return p != 0 && p != pid && !callT(s, "echo", `{"message":"x"}`).IsError
+		})
 		if r := callT(s, "echo", `{"message":"back"}`); r.IsError {
 			t.Errorf("echo after the restart = %+v", r)
 		}

@@ -69,6 +69,8 @@ type conn struct {
 	proc    *proc // stdio only
 	tools   atomic.Pointer[[]Tool]
 	closeMu sync.Once
+	gone    chan struct{} // closed when the session has ended
+	goneErr error         // why, once gone is closed
 	// dynamic sessions
 	lastUsed atomic.Int64
 	inflight atomic.Int32
@@ -180,7 +182,8 @@ func (srv *server) supervise() {
 			srv.logger.Info("tool server connected", zap.String("transport", srv.transport), zap.Int("tools", len(*c.tools.Load())))
 			// Closing the Set ends the session, whenever it happens.
 			stopClose := context.AfterFunc(ctx, c.close)
-			waitErr := c.session.Wait()
+			<-c.gone
+			waitErr := c.goneErr
 			stopClose()
 			srv.mu.Lock()
 			srv.cur = nil
@@ -215,7 +218,7 @@ func (srv *server) supervise() {
 func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(srv.timeout, 10*time.Second))
 	defer cancel()
-	c := &conn{srv: srv}
+	c := &conn{srv: srv, gone: make(chan struct{})}
 	var t mcp.Transport
 	switch srv.transport {
 	case config.TransportStdio:
@@ -261,6 +264,12 @@ func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, err
 	}
 	c.session = session
 	srv.set.sessions.Store(session, c)
+	srv.set.wg.Add(1)
+	go func() {
+		defer srv.set.wg.Done()
+		c.goneErr = session.Wait()
+		close(c.gone)
+	}()
 	if err := c.refresh(ctx); err != nil {
 		c.close()
 		return nil, fmt.Errorf("listing tools: %w", err)
@@ -521,7 +530,7 @@ func (srv *server) dynConnect(key string, e *dynEntry, headers http.Header) {
 	if srv.set.closed.Load() {
 		c.close()
 	}
-	_ = c.session.Wait()
+	<-c.gone
 	c.close()
 	srv.mu.Lock()
 	if srv.dyn[key] == e {
@@ -702,20 +711,15 @@ func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt C
 	}
 }
 
-// ended reports whether the session has ended, or a stdio server's
-// process exits within wait (a call that failed of a broken pipe may
-// return just before the exit is seen).
+// ended reports whether the session ends within wait (a call that failed
+// of a broken connection may return just before the end is seen).
 func (c *conn) ended(wait time.Duration) bool {
-	if _, live := c.srv.set.sessions.Load(c.session); !live {
-		return true
-	}
-	if c.proc == nil {
-		return false
-	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
 	select {
-	case <-c.proc.done:
+	case <-c.gone:
 		return true
-	case <-time.After(wait):
+	case <-t.C:
 		return false
 	}
 }

@@ -250,6 +250,14 @@ func pidOf(t testing.TB, s *Set) int {
 	return pid
 }
 
+// restartedFrom reports whether the server answers again, from a
+// process other than pid (a call may fail while the crash is noticed).
+func restartedFrom(s *Set, pid int) bool {
+	r := callT(s, "pid", `{}`)
+	got, err := strconv.Atoi(text(r))
+	return !r.IsError && err == nil && got != pid
+}
+
 // gone reports whether pid was reaped: no /proc entry (a zombie keeps
 // one, with state Z).
 func gone(pid int) bool {
@@ -270,13 +278,24 @@ func TestStdioRestart(t *testing.T) {
 	}
 	waitFor(t, "the crashed server to be reaped", func() bool { return gone(pid) })
 	// While it is down its tools are not offered; then it is back.
-	waitFor(t, "the restart", func() bool { _, ok := s.Lookup("pid"); return ok && pidOf(t, s) != pid })
+	waitFor(t, "the restart", func() bool { return restartedFrom(s, pid) })
 	if n := logs.FilterMessageSnippet("tool server stopped").Len(); n != 1 {
 		t.Errorf("%d stop warnings, want 1", n)
 	}
 	if e := logs.FilterMessageSnippet("tool server stopped").All()[0].ContextMap(); !strings.Contains(fmt.Sprint(e["exit"]), "exit status 3") {
 		t.Errorf("stop log = %v", e)
 	}
+}
+
+// TestProtocolGarbage: a server that breaks the protocol mid-call is
+// restarted; the call gets an error result.
+func TestProtocolGarbage(t *testing.T) {
+	s, _ := newSet(t, selfServer("self"))
+	pid := pidOf(t, s)
+	if r := callT(s, "garbage", `{}`); !r.IsError || !strings.Contains(text(r), "stopped during the call") {
+		t.Errorf("garbage = %+v", r)
+	}
+	waitFor(t, "the restart", func() bool { return restartedFrom(s, pid) })
 }
 
 func TestStdioDownAtStart(t *testing.T) {
