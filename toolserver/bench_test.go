@@ -76,3 +76,20 @@ func heap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkTools measures what listing the offered tools costs a request
+// (three connected servers; nothing is read from them per request).
+func BenchmarkTools(b *testing.B) {
+	s, _ := newSet(b,
+		config.MCPServer{Name: "a", Builtin: "demo"},
+		config.MCPServer{Name: "b", Builtin: "demo", Prefix: "b_"},
+		config.MCPServer{Name: "c", Builtin: "demo", Prefix: "c_"},
+	)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(s.Tools(ctx, nil)) != 9 {
+			b.Fatal("want 9 tools")
+		}
+	}
+}

@@ -180,6 +180,7 @@ func (srv *server) supervise() {
 			srv.mu.Unlock()
 			srv.readyOK.Do(func() { close(srv.ready) })
 			srv.logger.Info("tool server connected", zap.String("transport", srv.transport), zap.Int("tools", len(*c.tools.Load())))
+			srv.set.scanCollisions()
 			// Closing the Set ends the session, whenever it happens.
 			stopClose := context.AfterFunc(ctx, c.close)
 			<-c.gone
@@ -374,6 +375,7 @@ func (s *Set) onToolListChanged(_ context.Context, req *mcp.ToolListChangedReque
 			return
 		}
 		c.srv.logger.Info("tool list changed", zap.Int("tools", len(*c.tools.Load())))
+		s.scanCollisions()
 	}()
 }
 

@@ -279,6 +279,13 @@ func (s *Set) offered(ctx context.Context, r Resolver, latest bool, yield func(T
 	}
 }
 
+// scanCollisions warns of every tool name two servers share, as soon as
+// both lists are known (a server connected or its list changed), rather
+// than at the first request.
+func (s *Set) scanCollisions() {
+	s.offered(context.Background(), nil, true, func(Tool, *server, *conn) bool { return true })
+}
+
 // warnCollision logs, once per name and pair of servers, that a tool is
 // not offered because an earlier server offers that name.
 func (s *Set) warnCollision(name, first, second string) {
@@ -303,7 +310,15 @@ func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOption
 			res, outcome = agent.ErrorResult("The tool call failed inside llmstream; try again or answer without it."), "panic"
 			s.logger.Error("tool call panicked", zap.String("server", srvName), zap.String("tool", tool), zap.Any("panic", p))
 		}
-		s.logger.Info("tool call", zap.String("server", srvName), zap.String("tool", tool),
+		// Debug, as "stream ended" is; warn when the call itself failed
+		// (not the tool: its own errors are results).
+		log := s.logger.Debug
+		switch outcome {
+		case "ok", "tool_error", "cancelled", "unknown_tool", "bad_arguments":
+		default:
+			log = s.logger.Warn
+		}
+		log("tool call", zap.String("server", srvName), zap.String("tool", tool),
 			zap.Duration("duration", time.Since(start)), zap.String("outcome", outcome))
 	}()
 	if s.closed.Load() {

@@ -178,6 +178,11 @@ func TestNameCollision(t *testing.T) {
 		config.MCPServer{Name: "second", Builtin: "demo"},
 		config.MCPServer{Name: "third", Builtin: "demo", Prefix: "t_"},
 	)
+	// Warned as soon as both servers listed their tools, before any
+	// request.
+	waitFor(t, "the collision warnings", func() bool {
+		return logs.FilterMessageSnippet("an earlier server offers the same name").Len() == 3
+	})
 	var names []string
 	for _, tl := range s.Tools(context.Background(), nil) {
 		names = append(names, tl.Server+":"+tl.Name)
