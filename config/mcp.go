@@ -36,13 +36,13 @@ type MCPServer struct {
 	// digits, '_' and '-'; unique in the route.
 	Name string `json:"name"`
 	// Command is the program and its arguments of a stdio server. {env.X}
-	// placeholders are expanded when the server starts; no other
+	// placeholders are expanded at provision; no other
 	// placeholder is allowed.
 	Command []string `json:"command,omitempty"`
 	// Env is the stdio server's environment: these variables, plus PATH
 	// and HOME from Caddy's, and nothing else of Caddy's environment, so
 	// that secrets reach a tool server only as configured. Values may use
-	// {env.X} placeholders, expanded when the server starts.
+	// {env.X} placeholders, expanded at provision.
 	Env map[string]string `json:"env,omitempty"`
 	// URL is the endpoint of a streamable-HTTP server (http or https).
 	// {env.X} placeholders are expanded at provision; no request

@@ -232,7 +232,7 @@ func (s *Set) Close() error {
 // is offered and the later one's is not (a warning names both, once).
 // For a server whose headers take request values, r resolves them and
 // the tools are that session's; its first use connects it, which Tools
-// waits for (bounded by ctx and the server's timeout).
+// waits for (bounded by ctx, and by the server's timeout but at least 10s).
 func (s *Set) Tools(ctx context.Context, r Resolver) []Tool {
 	var out []Tool
 	s.offered(ctx, r, false, func(t Tool, _ *server, _ *conn) bool {
