@@ -173,9 +173,13 @@ func (f *lineFrames) Read(p []byte) (int, error) {
 // Close closes the underlying reader.
 func (f *lineFrames) Close() error { return f.closer.Close() }
 
+// keepBuffer is the largest buffer a frame reader keeps between
+// messages: after a large one, the memory goes back.
+const keepBuffer = 256 << 10
+
 // next reads one line into out (or sets err).
 func (f *lineFrames) next() {
-	f.line = f.line[:0]
+	f.line = reuse(f.line)
 	for {
 		chunk, err := f.src.ReadSlice('\n')
 		if len(f.line)+len(chunk) > f.max {
@@ -271,7 +275,7 @@ func (f *sseFrames) Close() error { return f.closer.Close() }
 
 // next reads one event (up to and including its blank line) into out.
 func (f *sseFrames) next() {
-	f.event = f.event[:0]
+	f.event = reuse(f.event)
 	var (
 		s         skimmer
 		idLine    []byte
@@ -335,4 +339,12 @@ func (f *sseFrames) next() {
 		f.event = append(f.event, "\n\n"...)
 		f.out = f.event
 	}
+}
+
+// reuse empties b for the next message, or drops it when it grew large.
+func reuse(b []byte) []byte {
+	if cap(b) > keepBuffer {
+		return nil
+	}
+	return b[:0]
 }
