@@ -66,7 +66,8 @@ type server struct {
 type conn struct {
 	srv     *server
 	session *mcp.ClientSession
-	proc    *proc // stdio only
+	proc    *proc              // stdio only
+	builtin *mcp.ServerSession // builtin only: the server's side
 	tools   atomic.Pointer[[]Tool]
 	closeMu sync.Once
 	gone    chan struct{} // closed when the session has ended
@@ -255,7 +256,7 @@ func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, err
 		if err != nil {
 			return nil, err
 		}
-		_ = ss // closed when the client side closes
+		c.builtin = ss
 		t = ct
 	}
 	session, err := srv.client.Connect(ctx, t, nil)
@@ -397,6 +398,9 @@ func (c *conn) close() {
 			<-done
 		} else if c.proc != nil {
 			c.proc.stop(c.srv.set.stopGrace)
+		}
+		if c.builtin != nil {
+			_ = c.builtin.Close()
 		}
 	})
 }
