@@ -71,6 +71,9 @@ type Pipeline struct {
 	// val is the request's validation: the checks of the reply, the
 	// events held until it passes them, the retry (validation.go).
 	val validation
+	// loop is the request's agent loop: the calls the gateway runs, the
+	// rounds (loop.go).
+	loop loopState
 
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
@@ -80,6 +83,10 @@ type Pipeline struct {
 type call struct {
 	index int
 	id    string
+	// server says the gateway runs the call (loop.go), tool is then what
+	// its events carry.
+	server bool
+	tool   *transform.Tool
 }
 
 // Summary describes a finished stream for logs and metrics. It holds no
@@ -108,6 +115,10 @@ type Summary struct {
 	// Retries lists the reason (a validate failure code) of each retry of
 	// the reply, in order (CONTRACT.md §10).
 	Retries []string
+	// Rounds counts the upstream replies of the turn's agent loop (1
+	// without tool rounds; retries not counted), ServerCalls the calls the
+	// gateway ran (CONTRACT.md §12).
+	Rounds, ServerCalls int
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -161,8 +172,9 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.out = nil
 	p.begun, p.routed, p.ended = false, false, false
 	p.calls = 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.sum = Summary{Format: string(p.cfg.Format), Rounds: 1}
 	p.resetValidation()
+	p.resetLoop()
 }
 
 // resetReply readies the decoding and parsing state for a new upstream
@@ -285,16 +297,35 @@ func (p *Pipeline) complete() {
 		return
 	}
 	p.tools.Finish(p.emitNative)
+	if p.ended {
+		return
+	}
+	if len(p.loop.calls) > 0 {
+		// The reply called tools the gateway runs: the turn goes on
+		// (loop.go). Its text and calls are shown as they are: only the
+		// final round is validated (CONTRACT.md §12).
+		p.releaseHeld()
+		p.loop.pending = true
+		return
+	}
+	p.conclude()
+}
+
+// conclude finishes a reply that the loop does not continue: its usage,
+// its validation, and KindFinish.
+func (p *Pipeline) conclude() {
 	p.emitUsage()
 	reason := p.finish
-	if reason == "" {
+	if reason == "" || reason == "tool_calls" && p.loop.clientCalls == 0 {
+		// A reply whose only calls the gateway ran asks the client for
+		// nothing.
 		reason = "stop"
 	}
 	// Tool calls the upstream did not announce (the model wrote them as
 	// text: aiplan, text_tools; or a provider that ends native calls with
 	// stop) finish as tool_calls in every protocol, since clients run
 	// tools only on that reason (CONTRACT.md §8).
-	if reason == "stop" && p.calls > 0 {
+	if reason == "stop" && p.loop.clientCalls > 0 {
 		reason = "tool_calls"
 	}
 	if p.settle() { // the reply failed its validation: retried, or an error
@@ -358,9 +389,11 @@ func (p *Pipeline) fail(code, message string) {
 	}
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
-	p.closeNative()
 	p.ended = true // from here on the parser's KindError is dropped
-	p.parser.Close(p.emitParser)
+	if !p.loop.pending { // a reply whose calls run was closed already
+		p.closeNative()
+		p.parser.Close(p.emitParser)
+	}
 	p.sum.ErrorCode = code
 	p.deliver(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(message)})
 }
@@ -425,6 +458,7 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		p.closeNative()
 		p.sum.ContentBytes += int64(len(c.Content))
 		p.keepContent(c.Content)
+		p.keepLoopContent(c.Content)
 		p.toParser(c.Content)
 	}
 	if c.Err != nil { // an error chunk that still carried text: the text first
@@ -510,7 +544,7 @@ func (p *Pipeline) fromParser(ev transform.Event) {
 	case transform.KindReasoningEnd:
 		p.parserReasoning = false
 	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
-		p.parserCalls = p.mapCall(p.parserCalls, &ev)
+		p.parserCalls = p.mapCall(p.parserCalls, &ev, false)
 	case transform.KindError:
 		if p.ended {
 			return // the stream is already ending with another error
@@ -524,13 +558,16 @@ func (p *Pipeline) fromParser(ev transform.Event) {
 
 // fromNative takes the tool-call assembler's events.
 func (p *Pipeline) fromNative(ev transform.Event) {
-	p.nativeCalls = p.mapCall(p.nativeCalls, &ev)
+	p.nativeCalls = p.mapCall(p.nativeCalls, &ev, true)
 	p.deliver(ev)
 }
 
 // mapCall gives a tool event its stream-wide index, and an id when the
-// source had none ("call_" + message id + index, unique per stream).
-func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
+// source had none ("call_" + message id + index, unique per stream). It
+// marks the events of a call the gateway runs (Server, and Tool on its
+// start), and records each call as it completes (loop.go). native says the
+// event came from the upstream's tool_calls, not from the reply's text.
+func (p *Pipeline) mapCall(calls []call, ev *transform.Event, native bool) []call {
 	for len(calls) <= ev.Index {
 		calls = append(calls, call{index: -1})
 	}
@@ -543,14 +580,23 @@ func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
 			c.id = "call_" + p.meta.MessageID + "_" + strconv.Itoa(c.index)
 		}
 	}
-	ev.Index, ev.ID = c.index, c.id
+	if ev.Kind == transform.KindToolCallStart {
+		// The assembler's violations about a call may come before its
+		// start (their Index is the call's too): its name decides here.
+		c.tool, c.server = p.serverCall(ev.Name)
+		ev.Tool = c.tool
+	}
+	ev.Index, ev.ID, ev.Server = c.index, c.id, c.server
+	if ev.Kind == transform.KindToolCallEnd {
+		p.recordCall(*ev, c, native)
+	}
 	return calls
 }
 
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
 	// The nil check stays here, inlined: without validation the event is
-	// not copied into another call (it is 128 bytes, and this is the hot
+	// not copied into another call (it is 136 bytes, and this is the hot
 	// path of every delta).
 	if p.val.cfg != nil && p.screen(&ev) { // held until the reply is validated
 		return
@@ -571,8 +617,13 @@ func (p *Pipeline) deliver(ev transform.Event) {
 	case transform.KindToolCallStart:
 		p.sum.ToolCalls++
 		p.markFirst()
-	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta, transform.KindAnswerDelta:
+	case transform.KindAnswerDelta:
 		p.markFirst()
+		p.keepLoopText(&ev)
+	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta:
+		p.markFirst()
+	case transform.KindToolRun:
+		p.sum.ServerCalls++
 	}
 	p.out = p.enc.AppendEvent(p.out, ev)
 }
