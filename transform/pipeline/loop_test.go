@@ -58,7 +58,7 @@ func TestLoopRounds(t *testing.T) {
 	r.p.ToolProgress(nil, 0, agent.Progress{Progress: 1, Total: 2, Message: "asking"})
 	r.p.ToolResult(nil, 0, agent.Result{Parts: []agent.Part{{Kind: agent.PartText, Text: "18°C"}}})
 	r.p.ToolProgress(nil, 0, agent.Progress{Progress: 2, Total: 2}) // after the result: dropped
-	r.p.ToolResult(nil, 0, agent.ErrorResult("twice"))               // a second result: dropped
+	r.p.ToolResult(nil, 0, agent.ErrorResult("twice"))              // a second result: dropped
 	if got := r.events(before); got != `RUN0 PROG0(1/2 "asking") RES0(completed "18°C")` {
 		t.Errorf("the call's events: %s", got)
 	}

@@ -389,7 +389,7 @@ func (p *Pipeline) fail(code, message string) {
 	}
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
-	p.ended = true // from here on the parser's KindError is dropped
+	p.ended = true       // from here on the parser's KindError is dropped
 	if !p.loop.pending { // a reply whose calls run was closed already
 		p.closeNative()
 		p.parser.Close(p.emitParser)
