@@ -108,6 +108,9 @@ type Settings struct {
 	Validate *ValidateSettings
 	// Conversation is the route's conversation settings; nil without one.
 	Conversation *ConversationSettings
+	// ToolServers is the tools block, checked (its defaults through its
+	// methods); nil without one.
+	ToolServers *ToolServers
 }
 
 // ParserOptions returns the options for this route's format parser.
@@ -167,6 +170,12 @@ func (r *Route) Load(root string) (*Settings, error) {
 		if s.Conversation, err = loadConversation(r.Conversation, s); err != nil {
 			return nil, err
 		}
+	}
+	if r.ToolServers != nil {
+		if err := r.ToolServers.Check(); err != nil {
+			return nil, err
+		}
+		s.ToolServers = r.ToolServers
 	}
 	s.Shaper = request.Shaper{
 		Format:     s.Request,

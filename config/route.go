@@ -140,4 +140,8 @@ type Route struct {
 	// the component's init and clear endpoints beside stream (CONTRACT.md
 	// §9; see Conversation). Default none: every turn stands alone.
 	Conversation *Conversation `json:"conversation,omitempty"`
+	// ToolServers is the tools block (CONTRACT.md §12; see ToolServers):
+	// MCP servers whose tools llmstream runs, with the agent loop's
+	// bounds. Default none: the model's tool calls go to the client.
+	ToolServers *ToolServers `json:"tool_servers,omitempty"`
 }
