@@ -97,9 +97,9 @@ func (h *Handler) provisionConversation() error {
 	return nil
 }
 
-// Cleanup lets go of the route's Redis client (the last route using it
+// cleanupConversation lets go of the route's Redis client (the last route using it
 // closes it).
-func (h *Handler) Cleanup() error {
+func (h *Handler) cleanupConversation() error {
 	if h.conv == nil || h.conv.poolKey == "" {
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/llmstream/llmstream/config"
+	"github.com/llmstream/llmstream/toolserver"
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
@@ -52,6 +53,9 @@ type Handler struct {
 	metrics  *metrics
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation.go)
+	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
+	// serversStarted is when the servers were started (startupGrace).
+	serversStarted time.Time
 }
 
 // CaddyModule returns the Caddy module information.
@@ -84,7 +88,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.provisionConversation()
+	if err := h.provisionConversation(); err != nil {
+		return err
+	}
+	return h.provisionTools()
+}
+
+// Cleanup lets go of what Provision started: the tool servers (stdio
+// servers are stopped and reaped) and the conversation store's pooled
+// connection.
+func (h *Handler) Cleanup() error {
+	return errors.Join(h.cleanupTools(), h.cleanupConversation())
 }
 
 // Validate checks the settings Provision resolved.
@@ -128,6 +142,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			re = &request.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidBody, Message: err.Error()}
 		}
 		h.reject(w, rid, re)
+		return nil
+	}
+	// The tools the route's servers offer go beside the client's and the
+	// route's (CONTRACT.md §12).
+	tools := h.offerTools(r.Context(), repl)
+	if shaped, rerr = h.shapeTools(tools, shaped); rerr != nil {
+		h.reject(w, rid, rerr)
 		return nil
 	}
 	// A request the format answers itself (anthropic's count_tokens)
@@ -178,6 +199,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	p := h.pool.Get().(*pipeline.Pipeline)
 	p.Reset(turn.encoder(h.proto.NewEncoder(meta), meta), meta)
 	p.Validate(check)
+	p.SetLoop(tools.loop(h))
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h, p, meta, r.Context(), cancel)
 	if h.proto.EarlyStart {
@@ -190,7 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.record(r, meta, info.LeftOut, p, sw, start)
 		h.pool.Put(p)
 	}()
-	return h.attempts(sw, r.WithContext(ctx), shaped, next)
+	return h.turns(sw, r.WithContext(ctx), shaped, next, tools)
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy

@@ -1,0 +1,152 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// The agent loop through Caddy (CONTRACT.md §12): a route with the
+// built-in demo tool server in front of llm_mock's by_round script, which
+// calls search_knowledge in round 1 and quotes its result in round 2. The
+// client sees both rounds in one stream, in its own protocol.
+
+// loopSite serves one llm_stream route per protocol at /<protocol>, in
+// front of the scripted mock at /mock.
+func loopSite(t *testing.T) site {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs Caddy in process")
+	}
+	var s site
+	route := func(path, opts string) string {
+		return `	handle ` + path + ` {
+		llm_stream {
+			format text
+			` + opts + `
+			tools {
+				mcp demo {
+					builtin demo
+					label search_knowledge 知识检索
+				}
+			}
+		}
+		rewrite * /mock/v1/chat/completions
+		reverse_proxy {http.request.host} {
+			flush_interval -1
+		}
+	}
+`
+	}
+	body := `	handle /mock/* {
+		llm_mock {
+			by_round
+			interval 0
+			reply_text "Let me search."
+			tool_calls_file testdata/loop/search_call.json
+			reply_text "Found: {{tool_result}}"
+			tool_calls_file testdata/loop/no_calls.json
+		}
+	}
+` + route("/openai", "protocol openai") +
+		route("/skillpet", "protocol skillpet\n\t\t\trequest_format skillpet\n\t\t\tmodel m") +
+		route("/aisdk", "protocol aisdk") +
+		route("/jsonseq", "protocol jsonseq")
+	s = startSite(t, "", body)
+	return s
+}
+
+// loopPost posts body to path and returns the response's SSE events.
+func loopPost(t *testing.T, s site, path, body string) (*http.Response, []sseEvent) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := post(ctx, newClient(t, "h1"), s.url(path), body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := parseSSE(string(raw))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, raw)
+	}
+	return resp, evs
+}
+
+func TestLoopThroughCaddy(t *testing.T) {
+	s := loopSite(t)
+	chat := `{"model":"m","stream":true,"messages":[{"role":"user","content":"What is Caddy?"}]}`
+
+	t.Run("openai: both rounds' text in one message, no server call shown", func(t *testing.T) {
+		_, evs := loopPost(t, s, "/openai", chat)
+		var text strings.Builder
+		finish := ""
+		for _, ev := range evs {
+			if ev.Data == "[DONE]" {
+				continue
+			}
+			d := gjson.Parse(ev.Data)
+			text.WriteString(d.Get("choices.0.delta.content").String())
+			if d.Get("choices.0.delta.tool_calls").Exists() {
+				t.Errorf("a server call reached the openai client: %s", ev.Data)
+			}
+			if f := d.Get("choices.0.finish_reason").String(); f != "" {
+				finish = f
+			}
+		}
+		got := text.String()
+		if !strings.HasPrefix(got, "Let me search.Found: ") || !strings.Contains(got, "Caddy") {
+			t.Errorf("content = %q: want round 1's text, then round 2's quoting the real result", got)
+		}
+		if finish != "stop" {
+			t.Errorf("finish_reason = %q, want stop", finish)
+		}
+	})
+
+	t.Run("skillpet: tool_start, tool_result, round_start, the answer, done", func(t *testing.T) {
+		_, evs := loopPost(t, s, "/skillpet", `{"projectId":"p1","message":"What is Caddy?"}`)
+		var names []string
+		for _, ev := range evs {
+			if ev.Name != ":comment" && ev.Name != "tool_args_heartbeat" && ev.Name != "token" {
+				names = append(names, ev.Name)
+			}
+			if ev.Name == "tool_start" && gjson.Get(ev.Data, "label").String() != "知识检索" {
+				t.Errorf("tool_start without its label: %s", ev.Data)
+			}
+			if ev.Name == "tool_result" && gjson.Get(ev.Data, "status").String() != "completed" {
+				t.Errorf("tool_result: %s", ev.Data)
+			}
+		}
+		if got := strings.Join(names, " "); !strings.Contains(got, "tool_start tool_result round_start") || !strings.HasSuffix(got, "done") {
+			t.Errorf("events: %s", got)
+		}
+	})
+
+	t.Run("the upstream saw the result as a tool message", func(t *testing.T) {
+		// The mock quotes the last tool message: its text is in round 2.
+		_, evs := loopPost(t, s, "/aisdk", `{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"What is Caddy?"}]}],"trigger":"submit-message"}`)
+		var types []string
+		for _, ev := range evs {
+			if ev.Data == "[DONE]" {
+				continue
+			}
+			var chunk struct{ Type string }
+			_ = json.Unmarshal([]byte(ev.Data), &chunk)
+			types = append(types, chunk.Type)
+		}
+		got := strings.Join(types, " ")
+		if strings.Count(got, " start ") > 0 || strings.Count(got, "finish") < 1 || !strings.HasPrefix(got, "start") {
+			t.Errorf("one lifecycle per turn: %s", got)
+		}
+	})
+}
