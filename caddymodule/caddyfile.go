@@ -31,6 +31,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		system_prompt_text <text>
 //		system_prompt_mode prepend | append | replace
 //		tools              <file>           # repeatable
+//		tools              { mcp <name> { … } … }  # see parseTools
 //		tool               ask_user         # repeatable
 //		tool_choice        auto | none | required | <function name>
 //		model              <name>
@@ -86,10 +87,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "system_prompt_mode":
 			err = cfargs.One(d, &r.SystemPromptMode)
 		case "tools":
-			var f string
-			if err = cfargs.One(d, &f); err == nil {
-				r.Tools = append(r.Tools, f)
-			}
+			err = parseTools(d, r) // a file, or the MCP server block
 		case "tool":
 			var t string
 			if err = cfargs.One(d, &t); err == nil {

@@ -56,11 +56,9 @@ func ErrorResult(msg string) Result {
 	return Result{IsError: true, Parts: []Part{{Kind: PartText, Text: msg}}}
 }
 
-// Progress is one MCP progress notification of a running call
-// (notifications/progress, MCP spec 2025-11-25 "Progress"): how far the
-// tool is, of Total when it is known (0: unknown), and an optional
-// message. The loop shows it to the client while the call runs (CONTRACT
-// §12 "Progress").
+// Progress is a running call's progress report (MCP
+// notifications/progress): Progress so far out of Total (0 when the total
+// is unknown), and a Message for the user.
 type Progress struct {
 	Progress, Total float64
 	Message         string
