@@ -158,6 +158,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		_ = writeJSON(w, status, rid, out)
 		return nil
 	}
+	if f := h.settings.Request; f != nil && f.HeaderFacts != nil {
+		// What the format's own headers tell its encoder, read before
+		// UpstreamHeader drops them (anthropic-beta's MCP opt-in).
+		info.Facts = f.HeaderFacts(r.Header, info.Facts)
+	}
 	if f := h.settings.Request; f != nil && f.UpstreamHeader != nil {
 		f.UpstreamHeader(r.Header)
 	}

@@ -71,19 +71,29 @@ func (e *Encoder) appendReasoning(dst []byte, pre string, text []byte, post stri
 	return append(dst, chunkTail...)
 }
 
-// appendContent sends answer text as content. Empty text sends nothing.
+// appendContent sends answer text as content, after "\n\n" when it opens
+// the answer of a new round after earlier answer text (loop.go), so that
+// the rounds read as paragraphs of the one message. Empty text sends
+// nothing.
 func (e *Encoder) appendContent(dst, text []byte) []byte {
 	if len(text) == 0 {
 		return dst
 	}
+	sep := ""
+	if e.newRound && e.answered {
+		sep = "\n\n"
+	}
+	e.newRound, e.answered = false, true
 	if !e.meta.Stream {
+		e.whole.content = append(e.whole.content, sep...)
 		e.whole.content = append(e.whole.content, text...)
 		return dst
 	}
 	dst = e.appendChunkHead(dst)
-	dst = append(dst, `{"content":`...)
-	dst = jsonout.AppendString(dst, text)
-	dst = append(dst, '}')
+	dst = append(dst, `{"content":"`...)
+	dst = jsonout.AppendStringBodyS(dst, sep)
+	dst = jsonout.AppendStringBody(dst, text)
+	dst = append(dst, `"}`...)
 	return append(dst, chunkTail...)
 }
 

@@ -41,8 +41,14 @@ type Encoder struct {
 	// the model is known.
 	prefix []byte
 	// thought and newBlock put "\n\n" between reasoning blocks (see
-	// appendReasoning).
-	thought, newBlock bool
+	// appendReasoning); answered and newRound put it between the answers
+	// of two rounds (appendContent).
+	thought, newBlock  bool
+	answered, newRound bool
+	// wire maps a pipeline tool call index to its index on the wire + 1
+	// (0: none yet), nWire counts the wire's calls (loop.go).
+	wire  []int32
+	nWire int32
 	// toolStates[i] is the state of streamed tool call i (toolNone, …).
 	toolStates []uint8
 	// toolCalls is set once a tool call was sent.
@@ -106,6 +112,10 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindAnswerDelta:
 		dst = e.appendContent(dst, ev.Text)
 	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		if ev.Server {
+			break // the gateway runs it: the client sees nothing of it (loop.go)
+		}
+		ev.Index = e.wireIndex(ev.Index)
 		if e.meta.Stream {
 			dst = e.toolEvent(dst, ev)
 			break
@@ -118,6 +128,8 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		default:
 			dst = e.appendToolCallEnd(dst, ev)
 		}
+	case transform.KindRoundStart:
+		e.newRound, e.newBlock = true, true
 	case transform.KindUsage:
 		e.noteUsage(ev.Text)
 	case transform.KindFinish:

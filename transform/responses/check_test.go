@@ -257,6 +257,39 @@ func accumulate(out []byte) (*accumulated, error) {
 				return nil, fmt.Errorf("%s: %v %v, accumulated %v %v", typ, m["name"], m["arguments"], it["name"], it["arguments"])
 			}
 			partDone[fmt.Sprintf("%d/args", idx("output_index"))] = true
+		case "response.mcp_call_arguments.delta":
+			it, _, err := item()
+			if err != nil || it["type"] != "mcp_call" || partDone[fmt.Sprintf("%d/args", idx("output_index"))] {
+				return nil, fmt.Errorf("%s: %v into %v", typ, err, it)
+			}
+			d, ok := m["delta"].(string)
+			if !ok || d == "" {
+				return nil, fmt.Errorf("%s: delta %v", typ, m["delta"])
+			}
+			it["arguments"] = it["arguments"].(string) + d
+		case "response.mcp_call_arguments.done":
+			it, _, err := item()
+			if err != nil || it["type"] != "mcp_call" || m["arguments"] != it["arguments"] {
+				return nil, fmt.Errorf("%s: %v %v into %v", typ, err, m["arguments"], it)
+			}
+			partDone[fmt.Sprintf("%d/args", idx("output_index"))] = true
+		case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+			// A call to a tool the gateway runs: it runs once its
+			// arguments are done, then ends once, and output_item.done
+			// follows with that outcome.
+			it, i, err := item()
+			if err != nil || it["type"] != "mcp_call" || !partDone[fmt.Sprintf("%d/args", i)] {
+				return nil, fmt.Errorf("%s: %v for %v before its arguments are done", typ, err, it)
+			}
+			running := fmt.Sprintf("%d/running", i)
+			if (typ == "response.mcp_call.in_progress") == partDone[running] || partDone[fmt.Sprintf("%d/outcome", i)] {
+				return nil, fmt.Errorf("%s for output %d out of turn", typ, i)
+			}
+			partDone[running] = true
+			if typ != "response.mcp_call.in_progress" {
+				partDone[fmt.Sprintf("%d/outcome", i)] = true
+				partDone[fmt.Sprintf("%d/%s", i, strings.TrimPrefix(typ, "response.mcp_call."))] = true
+			}
 		case "response.output_item.done":
 			it, i, err := item()
 			if err != nil {
@@ -266,6 +299,29 @@ func accumulate(out []byte) (*accumulated, error) {
 				return nil, fmt.Errorf("%s: %v", typ, err)
 			}
 			it["status"] = "completed"
+			if it["type"] == "mcp_call" {
+				// The outcome is the done item's, as the event before it
+				// said: output when completed, error when failed.
+				done, _ := m["item"].(map[string]any)
+				if done["status"] == "incomplete" && !partDone[fmt.Sprintf("%d/running", i)] && done["output"] == nil && done["error"] == nil {
+					// A call the response ended before it ran.
+					it["status"] = "incomplete"
+					if !reflect.DeepEqual(m["item"], any(it)) {
+						return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
+					}
+					break
+				}
+				if !partDone[fmt.Sprintf("%d/%v", i, done["status"])] {
+					return nil, fmt.Errorf("%s: mcp_call %d done %v without response.mcp_call.completed or .failed saying so", typ, i, done["status"])
+				}
+				it["status"] = done["status"]
+				_, hasOutput := done["output"].(string)
+				_, hasError := done["error"].(map[string]any)
+				if (done["status"] == "completed") != (hasOutput && done["error"] == nil) || (done["status"] == "failed") != (hasError && done["output"] == nil) {
+					return nil, fmt.Errorf("%s: mcp_call %v, want output when completed and error when failed", typ, done)
+				}
+				it["output"], it["error"] = done["output"], done["error"]
+			}
 			if !reflect.DeepEqual(m["item"], any(it)) {
 				return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
 			}
@@ -357,7 +413,7 @@ func allPartsDone(it map[string]any, i int, done map[string]bool) error {
 			}
 		}
 	}
-	if it["type"] == "function_call" && !done[fmt.Sprintf("%d/args", i)] {
+	if (it["type"] == "function_call" || it["type"] == "mcp_call") && !done[fmt.Sprintf("%d/args", i)] {
 		return fmt.Errorf("the arguments of output %d are not done", i)
 	}
 	return nil
@@ -467,6 +523,11 @@ func checkItem(it map[string]any, whole bool) error {
 		if _, ok := it["arguments"].(string); err == nil && !ok {
 			err = fmt.Errorf("function_call arguments %v", it)
 		}
+	case "mcp_call":
+		err = exactKeys(it, "id", "type", "status", "server_label", "name", "arguments", "approval_request_id", "output", "error")
+		if _, ok := it["arguments"].(string); err == nil && (!strings.HasPrefix(id, "mcp_") || it["name"] == "" || !ok) {
+			err = fmt.Errorf("mcp_call %v", it)
+		}
 	default:
 		err = fmt.Errorf("output item of type %v", it["type"])
 	}
@@ -520,7 +581,8 @@ func checkWhole(out []byte, status int) (map[string]any, error) {
 		return nil, err
 	}
 	for _, o := range m["output"].([]any) {
-		if o.(map[string]any)["status"] != "completed" {
+		// A call to a tool the gateway runs may have failed.
+		if it := o.(map[string]any); it["status"] != "completed" && (it["type"] != "mcp_call" || it["status"] == "in_progress") {
 			return nil, fmt.Errorf("whole response with an unfinished item: %v", o)
 		}
 	}

@@ -14,6 +14,7 @@ const (
 	itemMessage itemKind = iota
 	itemReasoning
 	itemFunctionCall
+	itemMCP // a call to a tool the gateway runs (mcp.go)
 )
 
 // item is one output item and everything it said so far.
@@ -32,6 +33,8 @@ type item struct {
 	// summary and content are a reasoning item's parts: phases as summary
 	// text, raw reasoning as reasoning_text.
 	summary, content []part
+	// mcp is an mcp_call item's server and outcome.
+	mcp *mcpCall
 }
 
 // part is a reasoning item's summary or content part.
@@ -343,7 +346,11 @@ func (e *Encoder) toolItem(dst []byte, ev transform.Event) ([]byte, int, bool) {
 		return dst, int(n) - 1, true
 	}
 	dst = e.closeText(dst, e.kindOpen())
-	dst, i := e.addItem(dst, item{kind: itemFunctionCall, callID: ev.ID, name: ev.Name})
+	it := item{kind: itemFunctionCall, callID: ev.ID, name: ev.Name}
+	if ev.Server {
+		it = newMCPItem(ev)
+	}
+	dst, i := e.addItem(dst, it)
 	e.tools[ev.Index] = int32(i) + 1
 	return dst, i, true
 }
@@ -361,7 +368,7 @@ func (e *Encoder) toolArgs(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	dst, i, ok := e.toolItem(dst, ev)
-	if !ok || e.items[i].done {
+	if !ok || e.items[i].argsClosed() {
 		return dst
 	}
 	return e.argsDelta(dst, i, ev.Text)
@@ -374,7 +381,11 @@ func (e *Encoder) argsDelta(dst []byte, i int, args []byte) []byte {
 	if !e.meta.Stream {
 		return dst
 	}
-	dst = e.eventHead(dst, "response.function_call_arguments.delta")
+	if it.kind == itemMCP {
+		dst = e.eventHead(dst, "response.mcp_call_arguments.delta")
+	} else {
+		dst = e.eventHead(dst, "response.function_call_arguments.delta")
+	}
 	dst = e.appendItemRef(dst, i)
 	dst = append(dst, `,"delta":`...)
 	dst = jsonout.AppendString(dst, args)
@@ -387,11 +398,14 @@ func (e *Encoder) argsDelta(dst []byte, i int, args []byte) []byte {
 // repeats.
 func (e *Encoder) toolCallEnd(dst []byte, ev transform.Event) []byte {
 	dst, i, ok := e.toolItem(dst, ev)
-	if !ok || e.items[i].done {
+	if !ok || e.items[i].argsClosed() {
 		return dst
 	}
 	if !e.items[i].argued && len(ev.Text) > 0 {
 		dst = e.argsDelta(dst, i, ev.Text)
+	}
+	if e.items[i].kind == itemMCP {
+		return e.mcpArgsDone(dst, i)
 	}
 	return e.closeCall(dst, i)
 }
@@ -416,8 +430,14 @@ func (e *Encoder) closeCall(dst []byte, i int) []byte {
 func (e *Encoder) closeAll(dst []byte) []byte {
 	dst = e.closeText(dst, e.kindOpen())
 	for i := range e.items {
-		if it := &e.items[i]; !it.done && it.kind == itemFunctionCall {
+		it := &e.items[i]
+		switch {
+		case it.done:
+		case it.kind == itemFunctionCall:
 			dst = e.closeCall(dst, i)
+		case it.kind == itemMCP:
+			// The loop promises every call an outcome before the end.
+			dst = e.mcpAbandon(dst, i)
 		}
 	}
 	return dst

@@ -59,6 +59,8 @@ func (e *Encoder) appendItemID(dst []byte, i int) []byte {
 		dst = append(dst, `"msg_`...)
 	case itemReasoning:
 		dst = append(dst, `"rs_`...)
+	case itemMCP:
+		dst = append(dst, `"mcp_`...)
 	default:
 		dst = append(dst, `"fc_`...)
 	}
@@ -104,6 +106,8 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 			dst = appendParts(dst, it.content, `{"type":"reasoning_text","text":`)
 		}
 		dst = append(dst, ']')
+	case itemMCP:
+		dst = e.appendMCPItem(dst, i, whole)
 	default:
 		dst = append(dst, `,"type":"function_call","status":"`...)
 		dst = append(dst, status...)

@@ -59,6 +59,7 @@ func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 		return append(dst, "}\n"...)
 	}
 	dst = e.begin(dst)
+	dst = e.failRuns(dst, string(msg))
 	dst = e.eventHead(dst, "response.failed")
 	dst = append(dst, `,"response":`...)
 	dst = e.appendResponse(dst, "failed", "", &transform.Event{Code: code, Text: msg})

@@ -48,7 +48,13 @@ type Encoder struct {
 	thought, newBlock bool
 	// lastArgsBeat is when the last tool_args_heartbeat was sent.
 	lastArgsBeat time.Time
-	done         bool
+	// runs are the server calls started and not finished, starts the ids
+	// of every tool_start sent (loop.go); round counts the round_starts
+	// sent.
+	runs   []runningCall
+	starts []string
+	round  int
+	done   bool
 	// order keeps thinking before the reply (see order).
 	order order
 }
@@ -120,12 +126,28 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindToolArgsDelta:
 		dst = e.appendArgsHeartbeat(dst)
 	case transform.KindToolCallEnd:
+		if ev.Server {
+			// A server call starts when the gateway runs it (KindToolRun).
+			break
+		}
 		dst = e.beginReply(dst)
 		if ev.Name == AskUserTool {
 			dst = appendAskUser(dst, ev.Text)
-		} else {
-			dst = appendToolStart(dst, ev)
+		} else if !e.started(ev.ID) {
+			// The model gives no display name: the label is the name.
+			if len(e.starts) < maxCalls {
+				e.starts = append(e.starts, ev.ID)
+			}
+			dst = appendToolStart(dst, ev.ID, ev.Name, ev.Name, ev.Text)
 		}
+	case transform.KindToolRun:
+		dst = e.appendToolRun(dst, ev)
+	case transform.KindToolProgress:
+		dst = e.appendToolProgress(dst, ev)
+	case transform.KindToolResult:
+		dst = e.appendToolResult(dst, ev)
+	case transform.KindRoundStart:
+		dst = e.appendRound(dst)
 	case transform.KindClarify:
 		if ev.Clarify != nil {
 			dst = e.beginReply(dst)
@@ -139,6 +161,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindFinish:
 		e.done = true
 		dst = e.appendEnding(dst)
+		dst = e.abandonRuns(dst, "the tool call did not finish")
 		dst = append(dst, "event: done\ndata: {\"conversationId\":"...)
 		id := e.req.ConversationID
 		if id == "" {
@@ -149,17 +172,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindError:
 		e.done = true
 		dst = e.appendEnding(dst)
+		dst = e.abandonRuns(dst, errorMessage(ev))
 		// The spec's error has only a message: an empty one is replaced by
 		// the code, so that the user sees something.
 		dst = append(dst, "event: error\ndata: {\"message\":"...)
-		switch {
-		case len(ev.Text) > 0:
-			dst = jsonout.AppendString(dst, ev.Text)
-		case ev.Code != "":
-			dst = jsonout.AppendStringS(dst, ev.Code)
-		default:
-			dst = jsonout.AppendStringS(dst, transform.CodeUpstreamError)
-		}
+		dst = jsonout.AppendStringS(dst, errorMessage(ev))
 		dst = append(dst, "}\n\n"...)
 	}
 	return dst
@@ -187,20 +204,33 @@ func (e *Encoder) appendArgsHeartbeat(dst []byte) []byte {
 }
 
 // appendToolStart appends tool_start {id, name, label, args} (specs/002
-// §3.3). label is the name: the model gives no display name. args is
-// optional in the spec and typed as an object, so arguments that are not a
-// JSON object are left out rather than sent in another shape.
-func appendToolStart(dst []byte, ev transform.Event) []byte {
+// §3.3). args is optional in the spec and typed as an object, so
+// arguments that are not a JSON object are left out rather than sent in
+// another shape.
+func appendToolStart(dst []byte, id, name, label string, args []byte) []byte {
 	dst = append(dst, "event: tool_start\ndata: {\"id\":"...)
-	dst = jsonout.AppendStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, id)
 	dst = append(dst, `,"name":`...)
-	dst = jsonout.AppendStringS(dst, ev.Name)
+	dst = jsonout.AppendStringS(dst, name)
 	dst = append(dst, `,"label":`...)
-	dst = jsonout.AppendStringS(dst, ev.Name)
-	if args, ok := jsonout.AppendCompactObject(append(dst, `,"args":`...), ev.Text); ok {
-		dst = args
+	dst = jsonout.AppendStringS(dst, label)
+	if obj, ok := jsonout.AppendCompactObject(append(dst, `,"args":`...), args); ok {
+		dst = obj
 	}
 	return append(dst, "}\n\n"...)
+}
+
+// errorMessage is the message of a failure: the spec's error has only a
+// message, so an empty one is replaced by the code, so that the user sees
+// something.
+func errorMessage(ev transform.Event) string {
+	switch {
+	case len(ev.Text) > 0:
+		return string(ev.Text)
+	case ev.Code != "":
+		return ev.Code
+	}
+	return transform.CodeUpstreamError
 }
 
 var _ transform.Repairer = (*Encoder)(nil)

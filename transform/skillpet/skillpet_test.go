@@ -19,7 +19,9 @@ var shapes = map[string]string{
 	"thinking_done":       "",
 	"token":               "content",
 	"status":              "message",
+	"round_start":         "round",
 	"tool_start":          "id name label ? args",
+	"tool_result":         "id name label mode status message",
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
@@ -103,6 +105,14 @@ func checkStream(out []byte) error {
 				if err := checkQuestions(m["questions"]); err != nil {
 					return err
 				}
+			}
+		case "round_start":
+			if thinking {
+				return fmt.Errorf("round_start while thinking is open")
+			}
+		case "tool_result":
+			if m["mode"] != "auto" || m["status"] != "completed" && m["status"] != "error" {
+				return fmt.Errorf("tool_result mode %v status %v", m["mode"], m["status"])
 			}
 		case "tool_args_heartbeat":
 			if m["status"] != "generating_tool_args" {

@@ -14,7 +14,10 @@ import (
 // once; content_delta with seq 1, 2, 3, …; heartbeat {ts}; exactly one
 // terminal event, completed or error, last; completed.reply_len the
 // characters of the assembled reply and metadata.violations an array;
-// error with code, and message equal to the legacy error.
+// error with code, and message equal to the legacy error. The agent loop
+// (CONTRACT.md §12) adds status events after routed whose state is
+// "working" again and which say what happens in one more field (see
+// loopStatus).
 func checkGymBro(out []byte, meta transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadGymBroSSE(out, meta)
@@ -24,10 +27,17 @@ func checkGymBro(out []byte, meta transform.Meta) (Seen, error) {
 	var reply strings.Builder
 	state, seq := -1, 0.0
 	terminal := false
+	var loop loopState
 	for i, e := range evs {
 		m := e.Fields
 		switch e.Name {
 		case "status":
+			if isLoopStatus(m) {
+				if err := loop.status(state, m); err != nil {
+					return seen, fmt.Errorf("event %d: %v", i, err)
+				}
+				break
+			}
 			if err := nextState(&state, m["state"]); err != nil {
 				return seen, fmt.Errorf("event %d: %v", i, err)
 			}
@@ -118,6 +128,68 @@ func checkError(m map[string]any) error {
 	}
 	if msg, _ := m["message"].(string); msg == "" || m["error"] != msg {
 		return fmt.Errorf("error: message empty or unlike the legacy error field")
+	}
+	return nil
+}
+
+// loopState follows the agent loop's status events of a gymbro stream:
+// the calls to tools the gateway runs (1 called, 2 resulted, by id) and
+// the last round.
+type loopState struct {
+	calls map[string]int
+	round float64
+}
+
+// isLoopStatus reports whether a status event is the agent loop's: it has
+// a tool or a round field.
+func isLoopStatus(m map[string]any) bool {
+	_, tool := m["tool"]
+	_, round := m["round"]
+	return tool || round
+}
+
+// status checks a loop status, which comes after routed (state is the
+// last plain status state): state "working" (a state every GymBro client
+// knows) with either tool {event: call|progress|result, id, name, …} (a
+// call before its progress and its one result; result with status
+// completed or error and an output) or round (2, 3, … in order).
+func (l *loopState) status(state int, m map[string]any) error {
+	if state != len(statusStates)-1 || m["state"] != "working" {
+		return fmt.Errorf("a loop status with state %v before routed, or not working", m["state"])
+	}
+	if l.calls == nil {
+		l.calls, l.round = map[string]int{}, 1
+	}
+	if r, ok := m["round"]; ok {
+		if r != l.round+1 {
+			return fmt.Errorf("round %v after round %v", r, l.round)
+		}
+		l.round++
+		return nil
+	}
+	t, _ := m["tool"].(map[string]any)
+	id, _ := t["id"].(string)
+	if _, ok := t["name"].(string); !ok || id == "" {
+		return fmt.Errorf("tool status without id or name: %v", t)
+	}
+	switch t["event"] {
+	case "call":
+		if l.calls[id] != 0 {
+			return fmt.Errorf("call %q twice", id)
+		}
+		l.calls[id] = 1
+	case "progress":
+		if l.calls[id] != 1 {
+			return fmt.Errorf("progress of %q, which is no running call", id)
+		}
+	case "result":
+		_, out := t["output"].(string)
+		if l.calls[id] != 1 || !out || t["status"] != "completed" && t["status"] != "error" {
+			return fmt.Errorf("result of %q, which is no running call, or without status or output: %v", id, t)
+		}
+		l.calls[id] = 2
+	default:
+		return fmt.Errorf("tool status event %v", t["event"])
 	}
 	return nil
 }

@@ -44,7 +44,10 @@ const (
 // (CONTRACT.md §5), nothing but system events after final_end, and the
 // system events of specs/001 §3 as gymbro has them: completed only after
 // final_end, with reply_len the characters of the final_delta texts; an
-// error may end the stream anywhere.
+// error may end the stream anywhere. The agent loop (CONTRACT.md §12) adds
+// the extra events tool_progress and tool_result, for a server call's
+// tool_call (one with a server field) before them, the result once, and
+// round_start {round: 2, 3, …}, all before final_end.
 func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadGymBroSSE(out, meta)
@@ -54,6 +57,8 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 	var answer, reasoning strings.Builder
 	pos, phase, state := posStart, 0, -1
 	terminal := false
+	serverCalls := map[string]int{} // id: 1 called, 2 resulted
+	round := 1.0
 	for i, e := range evs {
 		m := e.Fields
 		fail := func(format string, args ...any) (Seen, error) {
@@ -134,6 +139,32 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 			if err := checkExtra(e.Name, m); err != nil {
 				return fail("%v", err)
 			}
+			if _, ok := m["server"]; ok && e.Name == "tool_call" {
+				id := m["id"].(string)
+				if serverCalls[id] != 0 {
+					return fail("server call %q twice", id)
+				}
+				serverCalls[id] = 1
+			}
+		case "tool_progress", "tool_result":
+			id, _ := m["id"].(string)
+			if pos == posEnded || serverCalls[id] != 1 {
+				return fail("for %q, which is no running server call, or after final_end", id)
+			}
+			if _, ok := m["name"].(string); !ok {
+				return fail("no name")
+			}
+			if e.Name == "tool_result" {
+				if _, ok := m["output"].(string); !ok || m["status"] != "completed" && m["status"] != "error" {
+					return fail("status %v, output %v", m["status"], m["output"])
+				}
+				serverCalls[id] = 2
+			}
+		case "round_start":
+			if pos == posEnded || m["round"] != round+1 {
+				return fail("round %v after round %v, or after final_end", m["round"], round)
+			}
+			round++
 		case "status":
 			if err := nextState(&state, m["state"]); err != nil {
 				return fail("%v", err)

@@ -20,6 +20,11 @@ type respItem struct {
 	openParts, openSummaries   map[int]bool
 	argsDone                   bool
 	text, reasoning, arguments strings.Builder
+	// running and outcome follow an mcp_call (a call to a tool the
+	// gateway runs, CONTRACT.md §12): response.mcp_call.in_progress, then
+	// "completed" or "failed".
+	running bool
+	outcome string
 }
 
 // checkResponses checks an OpenAI Responses API response as the API
@@ -33,8 +38,13 @@ type respItem struct {
 // only into an open function_call item; an item done only when its parts
 // are; then exactly one terminal event, response.completed or
 // response.incomplete (every item done) or response.failed followed by
-// the error event; call ids unique. Without meta.Stream, one Response
-// object, or one error object.
+// the error event; call ids unique. A call to a tool the gateway runs
+// (CONTRACT.md §12) is an mcp_call item: its arguments stream only until
+// response.mcp_call_arguments.done, response.mcp_call.in_progress comes
+// after them, once, then response.mcp_call.completed or .failed, and its
+// output_item.done says the same (output when completed, error when
+// failed), or is incomplete when it never ran. Without meta.Stream, one
+// Response object, or one error object.
 func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	if !meta.Stream {
 		return checkResponseObject(out)
@@ -140,6 +150,14 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 				}
 				calls[ri.callID] = true
 			}
+			if ri.typ == "mcp_call" {
+				name, _ := it["name"].(string)
+				_, label := it["server_label"].(string)
+				if !strings.HasPrefix(ri.id, "mcp_") || calls[ri.id] || name == "" || !label || it["arguments"] != "" {
+					return fail("mcp_call without a name or server_label, with arguments, or id %q not mcp_… or used before", ri.id)
+				}
+				calls[ri.id] = true
+			}
 			items = append(items, ri)
 		case "response.content_part.added", "response.reasoning_summary_part.added":
 			it, err := item()
@@ -208,6 +226,30 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 			}
 			d, _ := m["delta"].(string)
 			it.arguments.WriteString(d)
+		case "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done":
+			it, err := item()
+			if err != nil || it.typ != "mcp_call" || it.argsDone {
+				return fail("arguments for output %v, which is no mcp_call streaming them (%v)", m["output_index"], err)
+			}
+			if typ == "response.mcp_call_arguments.done" {
+				if m["arguments"] != it.arguments.String() {
+					return fail("arguments %v, the deltas said %q", m["arguments"], it.arguments.String())
+				}
+				it.argsDone = true
+				break
+			}
+			d, _ := m["delta"].(string)
+			it.arguments.WriteString(d)
+		case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+			it, err := item()
+			if err != nil || it.typ != "mcp_call" || !it.argsDone || it.outcome != "" ||
+				(typ == "response.mcp_call.in_progress") == it.running {
+				return fail("for output %v out of turn: an mcp_call runs after its arguments are done, then ends once (%v)", m["output_index"], err)
+			}
+			it.running = true
+			if typ != "response.mcp_call.in_progress" {
+				it.outcome = strings.TrimPrefix(typ, "response.mcp_call.")
+			}
 		case "response.output_item.done":
 			it, err := item()
 			if err != nil {
@@ -215,6 +257,11 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 			}
 			if len(it.openParts) > 0 || len(it.openSummaries) > 0 {
 				return fail("output item done with parts still open")
+			}
+			if it.typ == "mcp_call" {
+				if err := checkMCPDone(it, m["item"]); err != nil {
+					return fail("%v", err)
+				}
 			}
 			it.done = true
 		case "error":
@@ -241,6 +288,32 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	return seen, nil
 }
 
+// checkMCPDone checks the item of an mcp_call's output_item.done: its
+// arguments are the streamed ones, and it is completed with an output or
+// failed with an error as its outcome event said, or incomplete (neither)
+// when it never ran.
+func checkMCPDone(it *respItem, v any) error {
+	done, _ := v.(map[string]any)
+	_, output := done["output"].(string)
+	_, failure := done["error"].(map[string]any)
+	_, failureText := done["error"].(string)
+	switch {
+	case !it.argsDone || done["arguments"] != it.arguments.String():
+		return fmt.Errorf("mcp_call done without its arguments done, or with others: %v", done)
+	case it.outcome == "" && !it.running:
+		if done["status"] != "incomplete" || done["output"] != nil || done["error"] != nil {
+			return fmt.Errorf("mcp_call done without running, not incomplete: %v", done)
+		}
+	case done["status"] != it.outcome:
+		return fmt.Errorf("mcp_call done %v after response.mcp_call.%s", done["status"], it.outcome)
+	case it.outcome == "completed" && (!output || done["error"] != nil):
+		return fmt.Errorf("completed mcp_call without an output, or with an error: %v", done)
+	case it.outcome == "failed" && (!failure && !failureText || done["output"] != nil):
+		return fmt.Errorf("failed mcp_call without an error, or with an output: %v", done)
+	}
+	return nil
+}
+
 // checkResponseObject checks one Response object (or an error object)
 // and returns what it holds.
 func checkResponseObject(out []byte) (Seen, error) {
@@ -252,6 +325,8 @@ func checkResponseObject(out []byte) (Seen, error) {
 		Error  any    `json:"error"`
 		Output []struct {
 			Type    string `json:"type"`
+			ID      string `json:"id"`
+			Status  string `json:"status"`
 			CallID  string `json:"call_id"`
 			Name    string `json:"name"`
 			Content []struct {
@@ -293,6 +368,11 @@ func checkResponseObject(out []byte) (Seen, error) {
 				return seen, fmt.Errorf("function_call without a name, or call_id %q empty or used twice", it.CallID)
 			}
 			calls[it.CallID] = true
+		case "mcp_call":
+			if it.ID == "" || calls[it.ID] || it.Name == "" || it.Status != "completed" && it.Status != "failed" && it.Status != "incomplete" {
+				return seen, fmt.Errorf("mcp_call without a name or an outcome, or id %q empty or used twice", it.ID)
+			}
+			calls[it.ID] = true
 		}
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()

@@ -17,6 +17,7 @@ var skillpetShapes = map[string]string{
 	"status":              "message",
 	"round_start":         "round",
 	"tool_start":          "id name label ? args agentId",
+	"tool_result":         "id name label mode status message ? options",
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
@@ -34,7 +35,9 @@ var skillpetShapes = map[string]string{
 // "标志思考阶段结束，后续 token 为正式回复"), and no thinking follows
 // thinking_done or the reply (CONTRACT.md §7). status and
 // tool_args_heartbeat may come anywhere. tool_start ids are unique: the
-// client matches tool_result to them.
+// client matches tool_result to them, so a tool_result (§3.3: mode auto,
+// interactive or ask_user; status completed, error or awaiting_user) is
+// for a tool_start before it, once, and is part of the reply like it.
 func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadSSE(out)
@@ -44,7 +47,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 	var answer, reasoning strings.Builder
 	thinking, thinkingDone, replied := false, false, false
 	round := 1.0
-	tools := map[string]bool{}
+	tools, results := map[string]bool{}, map[string]bool{}
 	terminal := false
 	for i, e := range evs {
 		if e.Comment {
@@ -91,7 +94,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 				return fail("thinking_done without thinking before it, or twice")
 			}
 			thinkingDone = true
-		case "token", "tool_start", "ask_user", "resource":
+		case "token", "tool_start", "tool_result", "ask_user", "resource":
 			if err := endThinking(); err != nil {
 				return fail("%v", err)
 			}
@@ -112,6 +115,22 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 				if args, ok := m["args"]; ok {
 					if _, ok := args.(map[string]any); !ok {
 						return fail("args is no object")
+					}
+				}
+			case "tool_result":
+				id, _ := m["id"].(string)
+				if !tools[id] || results[id] {
+					return fail("tool_result for %q, which had no tool_start, or twice", id)
+				}
+				results[id] = true
+				mode, status := m["mode"], m["status"]
+				if mode != "auto" && mode != "interactive" && mode != "ask_user" ||
+					status != "completed" && status != "error" && status != "awaiting_user" {
+					return fail("mode %v status %v", mode, status)
+				}
+				for _, k := range []string{"name", "label", "message"} {
+					if _, ok := m[k].(string); !ok {
+						return fail("%s is no string", k)
 					}
 				}
 			case "ask_user":
