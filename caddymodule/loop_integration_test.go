@@ -38,7 +38,7 @@ func loopSite(t *testing.T) site {
 			}
 		}
 		rewrite * /mock/v1/chat/completions
-		reverse_proxy {http.request.host} {
+		reverse_proxy {http.request.hostport} {
 			flush_interval -1
 		}
 	}
@@ -105,7 +105,7 @@ func TestLoopThroughCaddy(t *testing.T) {
 			}
 		}
 		got := text.String()
-		if !strings.HasPrefix(got, "Let me search.Found: ") || !strings.Contains(got, "Caddy") {
+		if !strings.HasPrefix(got, "Let me search.\n\nFound: ") || !strings.Contains(got, "Caddy is a web server") {
 			t.Errorf("content = %q: want round 1's text, then round 2's quoting the real result", got)
 		}
 		if finish != "stop" {
@@ -127,7 +127,9 @@ func TestLoopThroughCaddy(t *testing.T) {
 				t.Errorf("tool_result: %s", ev.Data)
 			}
 		}
-		if got := strings.Join(names, " "); !strings.Contains(got, "tool_start tool_result round_start") || !strings.HasSuffix(got, "done") {
+		// The demo search reports progress three times, as status events.
+		if got := strings.Join(names, " "); !strings.HasPrefix(got, "tool_start status") ||
+			!strings.Contains(got, "status tool_result round_start") || !strings.HasSuffix(got, "done") {
 			t.Errorf("events: %s", got)
 		}
 	})
