@@ -1,10 +1,13 @@
 package caddymodule
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +49,7 @@ func loopSite(t *testing.T) site {
 	}
 	body := `	handle /mock/* {
 		llm_mock {
+			record
 			by_round
 			interval 0
 			reply_text "Let me search."
@@ -151,4 +155,62 @@ func TestLoopThroughCaddy(t *testing.T) {
 			t.Errorf("one lifecycle per turn: %s", got)
 		}
 	})
+}
+
+// TestLoopClientLeavesMidCall: a client that leaves while a tool runs
+// cancels the call, no next round is asked upstream, the handler ends
+// (outcome client_gone), and no goroutine is left behind.
+func TestLoopClientLeavesMidCall(t *testing.T) {
+	s := loopSite(t)
+	client := newClient(t, "h1")
+	// One whole turn first, so that the servers and the pools are warm
+	// for the goroutine baseline.
+	loopPost(t, s, "/skillpet", `{"projectId":"p1","message":"warm up"}`)
+	clearRecorded(t, s)
+	base := stableGoroutines(t)
+	before := streamsEnded(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := post(ctx, client, s.url("/skillpet"), `{"projectId":"p1","message":"What is Caddy?"}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave at the call's first progress report: the call is running.
+	buf := make([]byte, 4096)
+	var got []byte
+	for !strings.Contains(string(got), "event: status") {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("the stream ended before the call reported progress: %v\n%s", err, got)
+		}
+	}
+	cancel()
+	resp.Body.Close()
+
+	waitEnded(t, before, "client_gone", 1, 10*time.Second)
+	if n := len(recorded(t, s)); n != 1 {
+		t.Errorf("%d upstream requests, want 1: a round was asked after the client left", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := runtime.NumGoroutine(); n > base+3; n = runtime.NumGoroutine() {
+		if time.Now().After(deadline) {
+			var b bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+			t.Fatalf("%d goroutines, baseline %d:\n%s", n, base, b.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not an assertion
+	}
+}
+
+// clearRecorded forgets the requests the mock recorded.
+func clearRecorded(t *testing.T, s site) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, s.url("/mock/llm_mock/requests"), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 }
