@@ -61,7 +61,8 @@ func loopSite(t *testing.T) site {
 ` + route("/openai", "protocol openai") +
 		route("/skillpet", "protocol skillpet\n\t\t\trequest_format skillpet\n\t\t\tmodel m") +
 		route("/aisdk", "protocol aisdk") +
-		route("/jsonseq", "protocol jsonseq")
+		route("/jsonseq", "protocol jsonseq") +
+		route("/conv/*", "protocol skillpet\n\t\t\trequest_format skillpet\n\t\t\tmodel m\n\t\t\tconversation {\n\t\t\t\tstore file "+t.TempDir()+"\n\t\t\t}")
 	s = startSite(t, "", body)
 	return s
 }
@@ -213,4 +214,68 @@ func clearRecorded(t *testing.T, s site) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// TestLoopConversation: a conversation route stores each server call and
+// its result, so that init replays the tool card and the next turn's
+// upstream request carries the real result (CONTRACT.md §12).
+func TestLoopConversation(t *testing.T) {
+	s := loopSite(t)
+	auth := http.Header{"Authorization": {"Bearer u1"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := newClient(t, "h1")
+	turn := func(msg string) {
+		resp, err := post(ctx, client, s.url("/conv/stream"), `{"projectId":"p1","message":"`+msg+`"}`, auth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	turn("What is Caddy?")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url("/conv/init/p1"), nil)
+	req.Header = auth
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Messages []struct{ Role, Content string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&init)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var initRoles []string
+	for _, m := range init.Messages {
+		initRoles = append(initRoles, m.Role)
+	}
+	// user, round 1 with its call, the call's result, round 2.
+	if got := strings.Join(initRoles, " "); got != "user assistant tool assistant" {
+		t.Fatalf("init messages: %s", got)
+	}
+	if tool := init.Messages[2].Content; gjson.Get(tool, "_t").String() != "_pub_tool" || !strings.Contains(gjson.Get(tool, "body").String(), "Caddy is a web server") {
+		t.Errorf("the tool record: %s", tool)
+	}
+	if call := init.Messages[1].Content; gjson.Get(call, "tool_calls.0.function.name").String() != "search_knowledge" {
+		t.Errorf("round 1's record: %s", call)
+	}
+
+	clearRecorded(t, s)
+	turn("And Redis?")
+	bodies := recorded(t, s)
+	if len(bodies) == 0 {
+		t.Fatal("no upstream request")
+	}
+	var toolMsg string
+	for _, m := range bodies[0].Messages {
+		if m.Role == "tool" {
+			toolMsg = m.text()
+		}
+	}
+	if got := roles(bodies[0].Messages); got != "user,assistant,tool,assistant,user" || !strings.Contains(toolMsg, "Caddy is a web server") {
+		t.Errorf("turn 2's upstream request does not carry the stored result: %s, tool message %q", got, toolMsg)
+	}
 }
