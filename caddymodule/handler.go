@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/config"
+	"github.com/llmstream/llmstream/toolserver"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/protocol"
@@ -42,7 +44,10 @@ type Handler struct {
 	logger   *zap.Logger
 	metrics  *metrics
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
-	conv     *conversationRoute // the conversation block; nil without one (conversation.go)
+	conv     *conversationRoute // the conversation block; nil without one (conversation_store.go)
+	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
+	// serversStarted is when the servers were started (startupGrace).
+	serversStarted time.Time
 }
 
 // CaddyModule returns the Caddy module information.
@@ -75,7 +80,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.provisionConversation() // conversation_store.go
+	if err := h.provisionConversation(); err != nil { // conversation_store.go
+		return err
+	}
+	return h.provisionTools() // tools.go
 }
 
 // Validate checks the settings Provision resolved.
@@ -86,9 +94,10 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
-// Cleanup lets go of what Provision opened: the conversation store's Redis
-// client, which routes share (conversation_store.go).
-func (h *Handler) Cleanup() error { return h.conv.close() }
+// Cleanup lets go of what Provision opened: the tool servers (stdio
+// servers are stopped and reaped, tools.go) and the conversation store's
+// Redis client, which routes share (conversation_store.go).
+func (h *Handler) Cleanup() error { return errors.Join(h.cleanupTools(), h.conv.close()) }
 
 // ServeHTTP shapes the request, proxies it through next, and re-encodes the
 // reply. Requests other than POST pass through untouched (a GET /v1/models

@@ -30,11 +30,12 @@ type chat struct {
 	info  request.Info
 	turn  *turn                // the conversation turn; nil without one
 	check *pipeline.Validation // the reply's checks; nil for none
+	tools *offer               // the route's tool servers' tools; nil for none (tools.go)
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's
-// prompt, tools and format, the conversation's history, the reply's
-// checks. A request that never reaches the upstream is answered here, and
+// prompt, tools and format, the tools its servers offer (CONTRACT §12),
+// the conversation's history, the reply's checks. A request that never reaches the upstream is answered here, and
 // shape returns nil: a body it refuses (4xx), an endpoint its request
 // format answers itself (anthropic's count_tokens), a turn the
 // conversation store refuses.
@@ -59,6 +60,13 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 			re = &request.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidBody, Message: err.Error()}
 		}
 		h.reject(w, c.rid, re)
+		return nil
+	}
+	// The tools the route's servers offer go beside the client's and the
+	// route's (CONTRACT.md §12).
+	c.tools = h.offerTools(r.Context(), c.repl)
+	if shaped, rerr = h.shapeTools(c.tools, shaped); rerr != nil {
+		h.reject(w, c.rid, rerr)
 		return nil
 	}
 	// A request the format answers itself (anthropic's count_tokens)

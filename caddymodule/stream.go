@@ -12,8 +12,9 @@ import (
 
 // stream proxies a shaped chat request through next and re-encodes the
 // reply into the route's protocol as it arrives: a pooled pipeline, the
-// writer that feeds it (writer.go) and its timers (keepalive.go), and a
-// retry for each reply its validation refuses (retry.go). The stream is
+// writer that feeds it (writer.go) and its timers (keepalive.go), and
+// the next round of the turn (turnloop.go) for each reply that called
+// tools the gateway runs or that its validation refuses. The stream is
 // logged and counted when it ends (logging.go).
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next caddyhttp.Handler) error {
 	meta := transform.Meta{
@@ -39,6 +40,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 	p := h.pool.Get().(*pipeline.Pipeline)
 	p.Reset(c.turn.encoder(h.proto.NewEncoder(meta), meta), meta)
 	p.Validate(c.check)
+	p.SetLoop(c.tools.loop(h))
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h.writerRoute(), p, meta, r.Context(), cancel)
 	if h.proto.EarlyStart {
@@ -51,7 +53,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		h.record(r, meta, c.info.LeftOut, p, sw, c.start)
 		h.pool.Put(p)
 	}()
-	return h.attempts(sw, r.WithContext(ctx), c.body, next)
+	return h.turns(sw, r.WithContext(ctx), c.body, next, c.tools) // turnloop.go
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy

@@ -31,6 +31,8 @@ func (sw *streamWriter) finish(proxyErr error) {
 		return
 	case sw.p.RetryPending(): // the retry ends it (writer_retry.go)
 		return
+	case sw.p.ToolsPending(): // the loop goes on (writer_loop.go)
+		return
 	case sw.clientLeft():
 		return
 	case sw.timedOut:

@@ -36,6 +36,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
+//		by_round                    # pick the reply by the request's agent-loop round, not in rotation
 //	}
 func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -94,6 +95,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.RandomChunks = true
+		case "by_round":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.ByRound = true
 		case "model":
 			err = cfargs.One(d, &m.Model)
 		case "truncate_after":

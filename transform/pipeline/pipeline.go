@@ -70,6 +70,9 @@ type Pipeline struct {
 	// val is the request's validation: the checks of the reply, the
 	// events held until it passes them, the retry (validation.go).
 	val validation
+	// loop is the request's agent loop: the calls the gateway runs, the
+	// rounds (loop.go).
+	loop loopState
 
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
@@ -79,6 +82,10 @@ type Pipeline struct {
 type call struct {
 	index int
 	id    string
+	// server says the gateway runs the call (loop.go), tool is then what
+	// its events carry.
+	server bool
+	tool   *transform.Tool
 }
 
 // Summary describes a finished stream for logs and metrics. It holds no
@@ -107,6 +114,10 @@ type Summary struct {
 	// Retries lists the reason (a validate failure code) of each retry of
 	// the reply, in order (CONTRACT.md §10).
 	Retries []string
+	// Rounds counts the upstream replies of the turn's agent loop (1
+	// without tool rounds; retries not counted), ServerCalls the calls the
+	// gateway ran (CONTRACT.md §12).
+	Rounds, ServerCalls int
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -160,8 +171,9 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.out = nil
 	p.begun, p.routed, p.ended = false, false, false
 	p.calls = 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.sum = Summary{Format: string(p.cfg.Format), Rounds: 1}
 	p.resetValidation()
+	p.resetLoop()
 }
 
 // resetReply readies the decoding and parsing state for a new upstream
@@ -287,16 +299,35 @@ func (p *Pipeline) complete() {
 		return
 	}
 	p.tools.Finish(p.emitNative)
+	if p.ended {
+		return
+	}
+	if len(p.loop.calls) > 0 {
+		// The reply called tools the gateway runs: the turn goes on
+		// (loop.go). Its text and calls are shown as they are: only the
+		// final round is validated (CONTRACT.md §12).
+		p.releaseHeld()
+		p.loop.pending = true
+		return
+	}
+	p.conclude()
+}
+
+// conclude finishes a reply that the loop does not continue: its usage,
+// its validation, and KindFinish.
+func (p *Pipeline) conclude() {
 	p.emitUsage()
 	reason := p.finish
-	if reason == "" {
+	if reason == "" || reason == "tool_calls" && p.loop.clientCalls == 0 {
+		// A reply whose only calls the gateway ran asks the client for
+		// nothing.
 		reason = "stop"
 	}
 	// Tool calls the upstream did not announce (the model wrote them as
 	// text: aiplan, text_tools; or a provider that ends native calls with
 	// stop) finish as tool_calls in every protocol, since clients run
 	// tools only on that reason (CONTRACT.md §8).
-	if reason == "stop" && p.calls > 0 {
+	if reason == "stop" && p.loop.clientCalls > 0 {
 		reason = "tool_calls"
 	}
 	if p.settle() { // the reply failed its validation: retried, or an error
@@ -360,9 +391,11 @@ func (p *Pipeline) fail(code, message string) {
 	}
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
-	p.closeNative()
-	p.ended = true // from here on the parser's KindError is dropped
-	p.parser.Close(p.emitParser)
+	p.ended = true       // from here on the parser's KindError is dropped
+	if !p.loop.pending { // a reply whose calls run was closed already
+		p.closeNative()
+		p.parser.Close(p.emitParser)
+	}
 	p.sum.ErrorCode = code
 	p.deliver(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(message)})
 }
@@ -388,7 +421,7 @@ func (p *Pipeline) sseEvent(ev sse.Event) {
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
 	// The nil check stays here, inlined: without validation the event is
-	// not copied into another call (it is 128 bytes, and this is the hot
+	// not copied into another call (it is 136 bytes, and this is the hot
 	// path of every delta).
 	if p.val.cfg != nil && p.screen(&ev) { // held until the reply is validated
 		return
@@ -409,8 +442,13 @@ func (p *Pipeline) deliver(ev transform.Event) {
 	case transform.KindToolCallStart:
 		p.sum.ToolCalls++
 		p.markFirst()
-	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta, transform.KindAnswerDelta:
+	case transform.KindAnswerDelta:
 		p.markFirst()
+		p.keepLoopText(&ev)
+	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta:
+		p.markFirst()
+	case transform.KindToolRun:
+		p.sum.ServerCalls++
 	}
 	p.out = p.enc.AppendEvent(p.out, ev)
 }

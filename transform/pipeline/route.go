@@ -62,6 +62,7 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		p.closeNative()
 		p.sum.ContentBytes += int64(len(c.Content))
 		p.keepContent(c.Content)
+		p.keepLoopContent(c.Content)
 		p.toParser(c.Content)
 	}
 	if c.Err != nil { // an error chunk that still carried text: the text first
@@ -147,7 +148,7 @@ func (p *Pipeline) fromParser(ev transform.Event) {
 	case transform.KindReasoningEnd:
 		p.parserReasoning = false
 	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
-		p.parserCalls = p.mapCall(p.parserCalls, &ev)
+		p.parserCalls = p.mapCall(p.parserCalls, &ev, false)
 	case transform.KindError:
 		if p.ended {
 			return // the stream is already ending with another error
@@ -161,13 +162,16 @@ func (p *Pipeline) fromParser(ev transform.Event) {
 
 // fromNative takes the tool-call assembler's events.
 func (p *Pipeline) fromNative(ev transform.Event) {
-	p.nativeCalls = p.mapCall(p.nativeCalls, &ev)
+	p.nativeCalls = p.mapCall(p.nativeCalls, &ev, true)
 	p.deliver(ev)
 }
 
 // mapCall gives a tool event its stream-wide index, and an id when the
-// source had none ("call_" + message id + index, unique per stream).
-func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
+// source had none ("call_" + message id + index, unique per stream). It
+// marks the events of a call the gateway runs (Server, and Tool on its
+// start), and records each call as it completes (loop.go). native says the
+// event came from the upstream's tool_calls, not from the reply's text.
+func (p *Pipeline) mapCall(calls []call, ev *transform.Event, native bool) []call {
 	for len(calls) <= ev.Index {
 		calls = append(calls, call{index: -1})
 	}
@@ -180,6 +184,15 @@ func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
 			c.id = "call_" + p.meta.MessageID + "_" + strconv.Itoa(c.index)
 		}
 	}
-	ev.Index, ev.ID = c.index, c.id
+	if ev.Kind == transform.KindToolCallStart {
+		// The assembler's violations about a call may come before its
+		// start (their Index is the call's too): its name decides here.
+		c.tool, c.server = p.serverCall(ev.Name)
+		ev.Tool = c.tool
+	}
+	ev.Index, ev.ID, ev.Server = c.index, c.id, c.server
+	if ev.Kind == transform.KindToolCallEnd {
+		p.recordCall(*ev, c, native)
+	}
 	return calls
 }
