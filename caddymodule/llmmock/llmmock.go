@@ -85,6 +85,9 @@ type Mock struct {
 	// message (at most 400 bytes), so that the scripted answer shows what
 	// the tool really returned.
 	ByRound bool `json:"by_round,omitempty"`
+	// Faults make some requests fail as real upstreams do (fault.go):
+	// the first fault that picks a request applies to it.
+	Faults []Fault `json:"faults,omitempty"`
 
 	replies   [][]byte
 	replays   [][]byte
@@ -166,6 +169,11 @@ func (m *Mock) Provision(caddy.Context) error {
 	if m.Record {
 		m.recorded = new(recorder)
 	}
+	for i := range m.Faults {
+		if err := m.Faults[i].check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -220,9 +228,19 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	if m.recorded != nil {
 		m.recorded.add(body)
 	}
+	fault := m.faultFor(n)
+	if fault != nil && fault.Kind == FaultStatus {
+		return statusFault(w, fault)
+	}
+	if fault != nil && fault.Kind == FaultSlowStart {
+		t := mockTurn{r: r}
+		if !t.wait(time.Duration(fault.Delay)) {
+			return nil // the client left
+		}
+	}
 	reply, calls := m.script(n, body)
 	t := mockTurn{
-		m: m, w: w, r: r, reply: reply, calls: calls,
+		m: m, w: w, r: r, reply: reply, calls: calls, fault: fault,
 		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),
 		created: time.Now().Unix(),
 		prompt:  len(body) / 4,
@@ -321,6 +339,8 @@ type mockTurn struct {
 	sent    int // reply bytes sent, for TruncateAfter
 	buf     []byte
 	rng     *rand.Rand // delta sizes, with RandomChunks
+	fault   *Fault     // the request's fault, nil for none
+	faulted bool       // the mid-stream fault happened
 }
 
 // callID is the id of the turn's call i: unique per request, so that the
@@ -347,6 +367,9 @@ func (t *mockTurn) stream(usage bool) error {
 			// Cut the connection without a finish: net/http aborts the
 			// response quietly for this panic value.
 			panic(http.ErrAbortHandler)
+		}
+		if !t.midStream() {
+			return nil // the client left during a stall
 		}
 		t.sent += len(piece)
 		if err := t.delta("content", piece); err != nil {
