@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# The load and fault harness (docs/operations.md "Load and faults"): starts
+# the fake upstreams (mock.Caddyfile), Redis and the gateway (Caddyfile) on
+# 127.0.0.1, runs llmload, and stops them. From the repository root:
+#
+#   examples/load/run.sh streams [N] [ROUTE]   N paced streams open at once (default 10000) on ROUTE (stream/openai)
+#   examples/load/run.sh soak [DURATION]       a steady mix of every protocol (default 1h), sampled every minute
+#   examples/load/run.sh faults                every fault class under load, each checked
+#   examples/load/run.sh cpu [REPS] [C...]     CPU and RSS per stream, every protocol against /raw, rotated
+#   examples/load/run.sh ci                    short versions of all three (a few minutes)
+#
+# Run it in a network namespace of its own where other people's servers
+# may hold the ports (8480-8491): `unshare -n` with lo up, e.g.
+# /work/bin/isolated examples/load/run.sh ci. It needs ./caddy
+# (./xcaddy.sh build), redis-server for the conversation faults (skipped
+# without it), and exits non-zero when a check fails: a stream that broke
+# its protocol, lost text or hung, or goroutines, open files or child
+# processes left behind.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+what=${1:-ci}
+[ $# -gt 0 ] && shift
+out=${LOAD_OUT:-.build/load}
+mkdir -p "$out"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+[ -x ./caddy ] || ./xcaddy.sh build
+go build -o "$out/llmload" ./cmd/llmload
+load=("$out/llmload")
+gw=http://127.0.0.1:8480
+metrics=http://127.0.0.1:8490/metrics
+protocols=(gymbro jsonseq skillpet aisdk openai responses anthropic)
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+}
+trap cleanup EXIT
+
+wait_port() { # host:port
+	for _ in $(seq 100); do
+		if (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	echo "nothing listens on $1" >&2
+	return 1
+}
+
+# redis_args run Redis as a store of conversations is run: every write
+# in the append-only file, fsynced, so that a restart loses nothing that
+# was acknowledged (without persistence a restart loses every
+# conversation, whatever the client of Redis does).
+redis_args=(--port 8491 --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always
+	--dir "$PWD/$out/redis" --logfile "$PWD/$out/redis.log")
+
+redis_pid=
+start_redis() {
+	if ! command -v redis-server >/dev/null; then
+		echo "redis-server not installed: the conversation faults are skipped"
+		return 1
+	fi
+	rm -rf "$out/redis" && mkdir -p "$out/redis"
+	redis-server "${redis_args[@]}" --daemonize no &
+	redis_pid=$!
+	pids+=("$redis_pid")
+	wait_port 127.0.0.1:8491
+}
+
+gateway_pid=
+up() {
+	local have_redis=0
+	start_redis && have_redis=1
+	./caddy run --config examples/load/mock.Caddyfile >"$out/mock.log" 2>&1 &
+	pids+=($!)
+	./caddy run --config examples/load/Caddyfile >"$out/gateway.log" 2>&1 &
+	gateway_pid=$!
+	pids+=("$gateway_pid")
+	wait_port 127.0.0.1:8481
+	wait_port 127.0.0.1:8480
+	wait_port 127.0.0.1:8490
+	# Warm every path once, so that what starts lazily is in the baselines.
+	"${load[@]}" -url "$(routes stream)" -n 14 -c 7 -quiet >/dev/null
+	return 0
+}
+
+routes() { # prefix → every protocol's route on it, for -url
+	local p list=
+	for p in "${protocols[@]}"; do list+="$p=$gw/$1/$p,"; done
+	echo "${list%,}"
+}
+
+# children prints the gateway's child processes (tool servers), zombies
+# marked.
+children() { ps -o pid=,stat=,args= --ppid "$gateway_pid" 2>/dev/null || true; }
+
+check_children() { # what, expected count
+	local kids zombies n
+	kids=$(children)
+	zombies=$(grep -c ' Z' <<<"$kids" || true)
+	n=$(grep -c . <<<"$kids" || true)
+	echo "children $n tool server processes ($2 configured), $zombies zombies"
+	if [ "$zombies" -gt 0 ] || [ "$n" -gt "$2" ]; then
+		echo "LEFTOVER $1: child processes" >&2
+		echo "$kids" >&2
+		return 1
+	fi
+}
+
+failures=0
+step() { # title, llmload args...
+	local title=$1
+	shift
+	echo
+	echo "=== $title"
+	echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	if ! "${load[@]}" -metrics "$metrics" "$@"; then
+		echo "FAILED: $title" >&2
+		failures=$((failures + 1))
+	fi
+}
+
+# faults runs every fault class; scale multiplies the streams.
+faults() {
+	local n=$((70 * $1)) c=$((14 * $1))
+	local common=(-check -quiet -leftovers 30s -timeout 60s)
+	if [ -n "${ONLY_REDIS:-}" ]; then
+		redis_restarts "$c"
+		return
+	fi
+	for kind in reset stall garbage slow_start status; do
+		step "upstream fault: $kind (every 5th reply; status: 20 in a row of 50)" \
+			-url "$(routes fault/$kind)" -n "$n" -c "$c" "${common[@]}"
+	done
+	step "client fault: aborts (every 3rd stream hangs up after its first event)" \
+		-url "$(routes stream)" -n "$n" -c "$c" -abort 3 "${common[@]}"
+	step "client fault: slow readers (every 3rd reads 64 bytes each 50ms)" \
+		-url "$(routes stream)" -n "$n" -c "$c" -slow 3 -slow-pause 50ms "${common[@]}"
+	step "client fault: never-reading clients (every 3rd, holding 5s)" \
+		-url "$(routes stream)" -n "$n" -c "$c" -noread 3 -noread-hold 5s "${common[@]}"
+	step "client fault: slowloris request bodies (every 3rd, a byte each 20ms)" \
+		-url "$(routes stream)" -n "$n" -c "$c" -slowloris 3 -slowloris-gap 20ms "${common[@]}"
+	local agents="openai=$gw/agent/openai,aisdk=$gw/agent/aisdk,responses=$gw/agent/responses,anthropic=$gw/agent/anthropic"
+	step "tools: the demo server, in-process (no fault)" -url "$agents" -n "$n" -c "$c" "${common[@]}"
+	step "tool fault: a stdio server that dies at every 7th call" \
+		-url "openai=$gw/agent-die/openai,anthropic=$gw/agent-die/anthropic" -n "$n" -c "$c" -same-answer=false "${common[@]}"
+	check_children "tool server deaths" 4 || failures=$((failures + 1))
+	step "tool fault: a stdio server that never answers every 7th call (timeout 2s)" \
+		-url "openai=$gw/agent-hang/openai,responses=$gw/agent-hang/responses" -n "$n" -c "$c" -same-answer=false "${common[@]}"
+	check_children "hung tool calls" 4 || failures=$((failures + 1))
+	redis_restarts "$c"
+}
+
+redis_restarts() { # conversations
+	local c=$1
+	if [ -n "$redis_pid" ]; then
+		echo
+		echo "=== Redis restarts during conversation turns ($c conversations, 5 turns each; Redis killed and restarted twice)"
+		(
+			for _ in 1 2; do
+				sleep 2
+				kill -9 "$redis_pid"
+				sleep 1
+				redis-server "${redis_args[@]}" --daemonize yes --pidfile "$PWD/$out/redis.pid"
+				sleep 1
+				redis_pid=$(cat "$out/redis.pid")
+			done
+		) &
+		local killer=$!
+		step "conversations across Redis restarts" -url "skillpet=$gw/conv/skillpet/stream" -conversations "$c" -turns 5 \
+			-check -quiet -leftovers 30s -timeout 60s
+		wait "$killer" || true
+		[ -f "$out/redis.pid" ] && pids+=("$(cat "$out/redis.pid")")
+	fi
+}
+
+case $what in
+streams)
+	n=${1:-10000}
+	route=${2:-stream/openai}
+	export LOAD_INTERVAL=${LOAD_INTERVAL:-300ms}
+	up
+	step "$n paced streams at once on /$route (deltas every $LOAD_INTERVAL)" \
+		-url "$gw/$route" -c "$n" -n "$((2 * n))" -ramp "${RAMP:-20s}" -sample 5s -timeout 5m -leftovers 60s -slack 50
+	;;
+soak)
+	duration=${1:-1h}
+	up
+	step "soak: every protocol in rotation, ${LOAD_RATE:-40} new streams a second, for $duration" \
+		-url "$(routes stream)" -rate "${LOAD_RATE:-40}" -c 2000 -duration "$duration" -sample "${SAMPLE:-1m}" -leftovers 60s
+	;;
+faults)
+	up
+	faults "${SCALE:-3}"
+	;;
+cpu)
+	reps=${1:-3}
+	[ $# -gt 0 ] && shift
+	concs=("${@:-100 300}")
+	up
+	for c in ${concs[*]}; do
+		for rep in $(seq "$reps"); do
+			# Rotated: each repetition starts one route later.
+			list=(raw "${protocols[@]/#/stream/}")
+			k=$(((rep - 1) % ${#list[@]}))
+			for r in "${list[@]:k}" "${list[@]:0:k}"; do
+				proto=openai
+				[ "$r" != raw ] && proto=${r#stream/}
+				echo "--- c=$c rep=$rep route=$r load: $(cut -d' ' -f1-3 /proc/loadavg)"
+				"${load[@]}" -metrics "$metrics" -url "$proto=$gw/$r" -c "$c" -n "$((10 * c))" -quiet -sample 1s |
+					grep -E '^(gateway|outcome|gap)'
+			done
+		done
+	done
+	;;
+ci)
+	up
+	faults 1
+	cleanup
+	export LOAD_INTERVAL=100ms
+	up
+	step "streams: 1000 paced streams at once (deltas every $LOAD_INTERVAL)" \
+		-url "$gw/stream/openai" -c 1000 -n 1000 -ramp 5s -sample 2s -timeout 2m -leftovers 30s -slack 30
+	step "soak (short): every protocol in rotation, 30 streams a second for 60s" \
+		-url "$(routes stream)" -rate 30 -c 1000 -duration 60s -sample 10s -check -leftovers 30s
+	;;
+*)
+	sed -n '2,20p' "$0"
+	exit 2
+	;;
+esac
+
+echo
+if [ "$failures" -gt 0 ]; then
+	echo "$failures of the runs failed their checks" >&2
+	exit 1
+fi
+echo "every run passed its checks"
