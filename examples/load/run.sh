@@ -3,11 +3,15 @@
 # the fake upstreams (mock.Caddyfile), Redis and the gateway (Caddyfile) on
 # 127.0.0.1, runs llmload, and stops them. From the repository root:
 #
-#   examples/load/run.sh streams [N] [ROUTE]   N paced streams open at once (default 10000) on ROUTE (stream/openai)
-#   examples/load/run.sh soak [DURATION]       a steady mix of every protocol (default 1h), sampled every minute
-#   examples/load/run.sh faults                every fault class under load, each checked
-#   examples/load/run.sh cpu [REPS] [C...]     CPU and RSS per stream, every protocol against /raw, rotated
-#   examples/load/run.sh ci                    short versions of all three (a few minutes)
+#   examples/load/run.sh streams [N] [ROUTE...] N paced streams open at once (default 10000) on each ROUTE
+#                                               (default raw stream/openai), a fresh gateway for each
+#   examples/load/run.sh soak [DURATION]        a steady mix of every protocol (default 1h), sampled every minute
+#   examples/load/run.sh faults                 every fault class under load, each checked
+#   examples/load/run.sh compare [REPS] [C...]  CPU and RSS per stream of every protocol and of /raw
+#                                               (plain reverse_proxy), rotated, a fresh gateway each time;
+#                                               medians and ratios at the end (default 3 reps, c=100 300)
+#   examples/load/run.sh heap [N] [ROUTE...]    the gateway's heap per open stream by owner (exact sampling)
+#   examples/load/run.sh ci                     short versions of streams, soak and faults (a few minutes)
 #
 # Run it in a network namespace of its own where other people's servers
 # may hold the ports (8480-8491): `unshare -n` with lo up, e.g.
@@ -25,7 +29,8 @@ out=${LOAD_OUT:-.build/load}
 mkdir -p "$out"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-[ -x ./caddy ] || ./xcaddy.sh build
+caddy=${CADDY:-./caddy}
+[ -x "$caddy" ] || ./xcaddy.sh build
 go build -o "$out/llmload" ./cmd/llmload
 load=("$out/llmload")
 gw=http://127.0.0.1:8480
@@ -73,9 +78,9 @@ gateway_pid=
 up() {
 	local have_redis=0
 	start_redis && have_redis=1
-	./caddy run --config examples/load/mock.Caddyfile >"$out/mock.log" 2>&1 &
+	"$caddy" run --config examples/load/mock.Caddyfile >"$out/mock.log" 2>&1 &
 	pids+=($!)
-	./caddy run --config examples/load/Caddyfile >"$out/gateway.log" 2>&1 &
+	"$caddy" run --config examples/load/Caddyfile >"$out/gateway.log" 2>&1 &
 	gateway_pid=$!
 	pids+=("$gateway_pid")
 	wait_port 127.0.0.1:8481
@@ -84,6 +89,34 @@ up() {
 	# Warm every path once, so that what starts lazily is in the baselines.
 	"${load[@]}" -url "$(routes stream)" -n 14 -c 7 -quiet >/dev/null
 	return 0
+}
+
+# measuring starts the mock and the measuring gateway (streams.Caddyfile);
+# gateway_on and gateway_off start and stop the gateway alone, so that
+# each measurement has a fresh process.
+measuring() {
+	"$caddy" run --config examples/load/mock.Caddyfile >"$out/mock.log" 2>&1 &
+	pids+=($!)
+	wait_port 127.0.0.1:8481
+}
+gateway_on() {
+	"$caddy" run --config examples/load/streams.Caddyfile >"$out/gateway.log" 2>&1 &
+	gateway_pid=$!
+	wait_port 127.0.0.1:8480
+	wait_port 127.0.0.1:8490
+	# What starts lazily (the proxy's transport, the pools) is in the
+	# baseline; the streams are measured from there.
+	"${load[@]}" -url "openai=$gw/stream/openai,openai=$gw/raw" -n 10 -c 5 -quiet >/dev/null
+}
+gateway_off() {
+	kill "$gateway_pid"
+	wait "$gateway_pid" 2>/dev/null || true
+}
+proto_of() { # route → the protocol whose client reads it
+	case $1 in
+	raw) echo openai ;;
+	*) echo "${1##*/}" ;;
+	esac
 }
 
 routes() { # prefix → every protocol's route on it, for -url
@@ -179,11 +212,17 @@ redis_restarts() { # conversations
 case $what in
 streams)
 	n=${1:-10000}
-	route=${2:-stream/openai}
-	export LOAD_INTERVAL=${LOAD_INTERVAL:-300ms}
-	up
-	step "$n paced streams at once on /$route (deltas every $LOAD_INTERVAL)" \
-		-url "$gw/$route" -c "$n" -n "$((2 * n))" -ramp "${RAMP:-20s}" -sample 5s -timeout 5m -leftovers 60s -slack 50
+	[ $# -gt 0 ] && shift
+	set -- "${@:-raw stream/openai}"
+	export LOAD_INTERVAL=${LOAD_INTERVAL:-300ms} LOAD_UPSTREAM_VERSIONS=${LOAD_UPSTREAM_VERSIONS:-h2c}
+	measuring
+	for route in $*; do
+		gateway_on
+		step "$n paced streams at once on /$route (deltas every $LOAD_INTERVAL, upstream $LOAD_UPSTREAM_VERSIONS)" \
+			-url "$(proto_of "$route")=$gw/$route" -c "$n" -n "$((2 * n))" -ramp "${RAMP:-20s}" -sample 5s -timeout 5m \
+			-leftovers 60s -slack 50
+		gateway_off
+	done
 	;;
 soak)
 	duration=${1:-1h}
@@ -195,24 +234,68 @@ faults)
 	up
 	faults "${SCALE:-3}"
 	;;
-cpu)
+compare)
 	reps=${1:-3}
 	[ $# -gt 0 ] && shift
 	concs=("${@:-100 300}")
-	up
+	export LOAD_INTERVAL=${LOAD_INTERVAL:-100ms}
+	measuring
+	list=(raw "${protocols[@]/#/stream/}")
+	tsv="$out/compare.tsv"
+	: >"$tsv"
 	for c in ${concs[*]}; do
 		for rep in $(seq "$reps"); do
 			# Rotated: each repetition starts one route later.
-			list=(raw "${protocols[@]/#/stream/}")
 			k=$(((rep - 1) % ${#list[@]}))
 			for r in "${list[@]:k}" "${list[@]:0:k}"; do
-				proto=openai
-				[ "$r" != raw ] && proto=${r#stream/}
-				echo "--- c=$c rep=$rep route=$r load: $(cut -d' ' -f1-3 /proc/loadavg)"
-				"${load[@]}" -metrics "$metrics" -url "$proto=$gw/$r" -c "$c" -n "$((10 * c))" -quiet -sample 1s |
-					grep -E '^(gateway|outcome|gap)'
+				gateway_on
+				load_avg=$(cut -d' ' -f1 /proc/loadavg)
+				res=$("${load[@]}" -metrics "$metrics" -url "$(proto_of "$r")=$gw/$r" -c "$c" -n "$((3 * c))" \
+					-ramp 1s -quiet -sample 1s -timeout 2m)
+				gateway_off
+				cpu=$(sed -n 's/^gateway  CPU \([0-9]*\) µs per stream.*/\1/p' <<<"$res")
+				rss=$(sed -n 's/^gateway  per open stream.*RSS \([-0-9.]*\) KiB.*/\1/p' <<<"$res")
+				ok=$(sed -n 's/^outcome  ok  *\([0-9]*\)$/\1/p' <<<"$res")
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$rep" "$r" "${cpu:-?}" "${rss:-?}" "${ok:-0}" "$load_avg" | tee -a "$tsv"
 			done
 		done
+	done
+	echo
+	echo "medians (c, route, CPU µs per stream, × raw, RSS KiB per open stream, + raw):"
+	for c in ${concs[*]}; do
+		for r in "${list[@]}"; do
+			cpu=$(awk -F'\t' -v c="$c" -v r="$r" '$1==c && $3==r {print $4}' "$tsv" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+			rss=$(awk -F'\t' -v c="$c" -v r="$r" '$1==c && $3==r {print $5}' "$tsv" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+			[ "$r" = raw ] && rawcpu=$cpu rawrss=$rss
+			awk -v c="$c" -v r="$r" -v cpu="$cpu" -v rss="$rss" -v rc="$rawcpu" -v rr="$rawrss" \
+				'BEGIN {printf "c=%-4s %-18s %6d µs  %.2f×  %7.1f KiB  %+6.1f\n", c, r, cpu, cpu/rc, rss, rss-rr}'
+		done
+	done
+	;;
+heap)
+	n=${1:-100}
+	[ $# -gt 0 ] && shift
+	set -- "${@:-raw stream/openai}"
+	export LOAD_INTERVAL=${LOAD_INTERVAL:-300ms}
+	measuring
+	for route in $*; do
+		# Every allocation sampled (memprofilerate=1): exact bytes by owner.
+		GODEBUG=memprofilerate=1 "$caddy" run --config examples/load/streams.Caddyfile >"$out/gateway.log" 2>&1 &
+		gateway_pid=$!
+		wait_port 127.0.0.1:8490
+		"${load[@]}" -url "$(proto_of "$route")=$gw/$route" -n 10 -c 5 -quiet >/dev/null
+		f="$out/heap-${route//\//_}"
+		curl -s -o "$f.base" "http://127.0.0.1:8490/debug/pprof/heap?gc=1"
+		"${load[@]}" -url "$(proto_of "$route")=$gw/$route" -c "$n" -n "$n" -ramp 2s -quiet >/dev/null &
+		lp=$!
+		sleep "${HOLD:-10}"
+		curl -s -o "$f.heap" "http://127.0.0.1:8490/debug/pprof/heap?gc=1"
+		open=$(curl -s "$metrics" | sed -n 's/^go_goroutines \(.*\)/\1/p')
+		wait "$lp"
+		gateway_off
+		echo
+		echo "=== /$route: in-use heap with $n streams open minus before ($open goroutines), by allocation site; divide by $n"
+		go tool pprof -sample_index=inuse_space -top -nodecount="${TOP:-20}" -base "$f.base" "$f.heap" 2>/dev/null | sed -n '/^Showing nodes/,$p'
 	done
 	;;
 ci)
