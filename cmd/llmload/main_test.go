@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -74,5 +78,44 @@ func TestTrickle(t *testing.T) {
 	}
 	if string(got) != "abc" {
 		t.Errorf("body %q", got)
+	}
+}
+
+// TestSettle: -leftovers fails the run when the gateway's goroutines or
+// open files stay above the baseline (what CI relies on to catch a leak),
+// and passes once they come back within the slack.
+func TestSettle(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		after     [2]int // goroutines, open files after the load
+		wantLeft  bool
+		wantMatch string
+	}{
+		{"back to baseline", [2]int{102, 11}, false, ""},
+		{"leaked goroutines", [2]int{160, 10}, true, "160 goroutines (baseline 100)"},
+		{"leaked files", [2]int{100, 40}, true, "40 open files (baseline 10)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				g, f := 100, 10
+				if calls.Add(1) > 1 {
+					g, f = tc.after[0], tc.after[1]
+				}
+				fmt.Fprintf(w, "# TYPE go_goroutines gauge\ngo_goroutines %d\n# TYPE process_open_fds gauge\nprocess_open_fds %d\n", g, f)
+			}))
+			defer srv.Close()
+			m := newMonitor(srv.URL, time.Second, io.Discard, true)
+			if err := m.start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			left, err := m.settle(t.Context(), 1500*time.Millisecond, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (left != "") != tc.wantLeft || !strings.Contains(left, tc.wantMatch) {
+				t.Errorf("settle = %q, want leftover %v (%q)", left, tc.wantLeft, tc.wantMatch)
+			}
+		})
 	}
 }

@@ -226,9 +226,13 @@ streams)
 	;;
 soak)
 	duration=${1:-1h}
+	# 10 new streams a second of ~7 s each (73 deltas 100ms apart): about
+	# 75 open at any time, every one read and checked by its protocol's
+	# client.
+	export LOAD_INTERVAL=${LOAD_INTERVAL:-100ms}
 	up
-	step "soak: every protocol in rotation, ${LOAD_RATE:-40} new streams a second, for $duration" \
-		-url "$(routes stream)" -rate "${LOAD_RATE:-40}" -c 2000 -duration "$duration" -sample "${SAMPLE:-1m}" -leftovers 60s
+	step "soak: every protocol in rotation, ${LOAD_RATE:-10} new streams a second (deltas every $LOAD_INTERVAL), for $duration" \
+		-url "$(routes stream)" -rate "${LOAD_RATE:-10}" -c 2000 -duration "$duration" -sample "${SAMPLE:-1m}" -check -leftovers 60s
 	;;
 faults)
 	up
