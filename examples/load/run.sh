@@ -232,7 +232,15 @@ soak)
 	export LOAD_INTERVAL=${LOAD_INTERVAL:-100ms}
 	up
 	step "soak: every protocol in rotation, ${LOAD_RATE:-10} new streams a second (deltas every $LOAD_INTERVAL), for $duration" \
-		-url "$(routes stream)" -rate "${LOAD_RATE:-10}" -c 2000 -duration "$duration" -sample "${SAMPLE:-1m}" -check -leftovers 60s
+		-url "$(routes stream)" -rate "${LOAD_RATE:-10}" -c 2000 -duration "$duration" -sample "${SAMPLE:-1m}" -check -leftovers 60s \
+		> >(tee "$out/soak.log")
+	wait $! 2>/dev/null || sleep 1 # tee has written everything
+	# The samples as CSV, to see the trend (flat after warm-up: no growth).
+	{
+		echo "t,open_streams,cpu_s,rss_mib,heap_inuse_mib,goroutines,open_fds"
+		awk '$1 == "sample" && $2 != "t" {printf "%s,%s,%s,%s,%s,%s,%s\n", $2, $3, $4, $5, $6, $7, $8}' "$out/soak.log"
+	} >"$out/soak.csv"
+	echo "samples: $out/soak.csv"
 	;;
 faults)
 	up
