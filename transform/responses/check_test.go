@@ -53,9 +53,21 @@ func accumulate(out []byte) (*accumulated, error) {
 	var resp map[string]any
 	partDone := map[string]bool{} // "<output>/<c|s><index>"
 	seq := 0
-	failed := false
+	failed, done := false, false
 	for _, ev := range evs {
 		if ev.Comment {
+			continue
+		}
+		if done {
+			return nil, fmt.Errorf("event %s after [DONE]", ev.Name)
+		}
+		// The Open Responses spec's last data; only after the terminal
+		// event (and the error event that follows response.failed).
+		if ev.Name == "" && ev.Data == "[DONE]" {
+			if a.terminal == "" || a.terminal == "response.failed" && !failed {
+				return nil, fmt.Errorf("[DONE] before the end of the response")
+			}
+			done = true
 			continue
 		}
 		if a.terminal != "" && !(a.terminal == "response.failed" && !failed) {
@@ -265,7 +277,13 @@ func accumulate(out []byte) (*accumulated, error) {
 			if err := allPartsDone(it, i, partDone); err != nil {
 				return nil, fmt.Errorf("%s: %v", typ, err)
 			}
-			it["status"] = "completed"
+			// An item ends completed, or incomplete when the reply was cut
+			// short while it was written (checked at the terminal event).
+			st, _ := m["item"].(map[string]any)["status"].(string)
+			if st != "completed" && st != "incomplete" {
+				return nil, fmt.Errorf("%s: status %q", typ, st)
+			}
+			it["status"] = st
 			if !reflect.DeepEqual(m["item"], any(it)) {
 				return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
 			}
@@ -279,11 +297,15 @@ func accumulate(out []byte) (*accumulated, error) {
 				return nil, fmt.Errorf("%s: the response id changed", typ)
 			}
 			for i, it := range a.output {
-				if it["status"] == "in_progress" {
-					if status != "failed" {
-						return nil, fmt.Errorf("%s with output %d unfinished", typ, i)
-					}
-					it["status"] = "incomplete"
+				switch {
+				case it["status"] == "in_progress":
+					return nil, fmt.Errorf("%s with output %d unfinished", typ, i)
+				// Open Responses: an incomplete item is the last one,
+				// in an incomplete response; a failed one may leave
+				// several cut.
+				case it["status"] == "incomplete" && status == "completed",
+					it["status"] == "incomplete" && status == "incomplete" && i != len(a.output)-1:
+					return nil, fmt.Errorf("%s with output %d incomplete", typ, i)
 				}
 			}
 			if out, _ := r["output"].([]any); len(out) != len(a.output) || !reflect.DeepEqual(out, toAny(a.output)) {
@@ -519,8 +541,10 @@ func checkWhole(out []byte, status int) (map[string]any, error) {
 	if err := checkResponse(m, st); err != nil {
 		return nil, err
 	}
-	for _, o := range m["output"].([]any) {
-		if o.(map[string]any)["status"] != "completed" {
+	items := m["output"].([]any)
+	for i, o := range items {
+		// Only the last item of an incomplete response may be cut.
+		if s := o.(map[string]any)["status"]; s != "completed" && !(s == "incomplete" && st == "incomplete" && i == len(items)-1) {
 			return nil, fmt.Errorf("whole response with an unfinished item: %v", o)
 		}
 	}

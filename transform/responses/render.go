@@ -77,7 +77,7 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 	status := "in_progress"
 	if whole {
 		status = "incomplete"
-		if it.done {
+		if it.done && !it.cut {
 			status = "completed"
 		}
 	}

@@ -33,7 +33,7 @@ type respItem struct {
 // only into an open function_call item; an item done only when its parts
 // are; then exactly one terminal event, response.completed or
 // response.incomplete (every item done) or response.failed followed by
-// the error event; call ids unique. Without meta.Stream, one Response
+// the error event; call ids unique; then data: [DONE]. Without meta.Stream, one Response
 // object, or one error object.
 func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	if !meta.Stream {
@@ -47,13 +47,25 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	var items []*respItem
 	calls := map[string]bool{}
 	seq := 0.0
-	terminal, errorSent := "", false
+	terminal, errorSent, done := "", false, false
 	for i, e := range evs {
 		if e.Comment {
 			continue
 		}
 		fail := func(format string, args ...any) (Seen, error) {
 			return seen, fmt.Errorf("event %d %s: %s", i, e.Name, fmt.Sprintf(format, args...))
+		}
+		if done {
+			return fail("after [DONE]")
+		}
+		// data: [DONE] ends the stream (Open Responses), after the
+		// terminal event and the error event that follows response.failed.
+		if e.Name == "" && e.Data == "[DONE]" {
+			if terminal == "" || terminal == "response.failed" && !errorSent {
+				return fail("[DONE] before the end of the response")
+			}
+			done = true
+			continue
 		}
 		if errorSent || terminal != "" && terminal != "response.failed" {
 			return fail("after the terminal event")
