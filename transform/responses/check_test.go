@@ -165,6 +165,13 @@ func accumulate(out []byte) (*accumulated, error) {
 			a.id, _ = r["id"].(string)
 		case "response.output_item.added":
 			it, _ := m["item"].(map[string]any)
+			if it != nil && it["type"] == "compaction" {
+				// CompactionBody has no status; tracked here as others.
+				if _, ok := it["status"]; ok {
+					return nil, fmt.Errorf("%s: a compaction item with a status", typ)
+				}
+				it["status"] = "in_progress"
+			}
 			if idx("output_index") != len(a.output) || it == nil || it["status"] != "in_progress" {
 				return nil, fmt.Errorf("%s: %v at %v, want an in_progress item at %d", typ, it, m["output_index"], len(a.output))
 			}
@@ -279,13 +286,23 @@ func accumulate(out []byte) (*accumulated, error) {
 			}
 			// An item ends completed, or incomplete when the reply was cut
 			// short while it was written (checked at the terminal event).
-			st, _ := m["item"].(map[string]any)["status"].(string)
+			done, _ := m["item"].(map[string]any)
+			compaction := it["type"] == "compaction"
+			if compaction {
+				it["encrypted_content"] = done["encrypted_content"]
+				done["status"] = "completed"
+			}
+			st, _ := done["status"].(string)
 			if st != "completed" && st != "incomplete" {
 				return nil, fmt.Errorf("%s: status %q", typ, st)
 			}
 			it["status"] = st
 			if !reflect.DeepEqual(m["item"], any(it)) {
 				return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
+			}
+			if compaction {
+				delete(it, "status")
+				delete(done, "status")
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			status := strings.TrimPrefix(typ, "response.")
@@ -488,6 +505,15 @@ func checkItem(it map[string]any, whole bool) error {
 		}
 		if _, ok := it["arguments"].(string); err == nil && !ok {
 			err = fmt.Errorf("function_call arguments %v", it)
+		}
+	case "compaction":
+		keys := []string{"id", "type", "encrypted_content", "created_by"}
+		if !whole {
+			keys = append(keys, "status") // tracked as in_progress while it is open
+		}
+		err = exactKeys(it, keys...)
+		if c, _ := it["encrypted_content"].(string); err == nil && (!strings.HasPrefix(id, "cmp_") || whole && c == "") {
+			err = fmt.Errorf("compaction %v", it)
 		}
 	default:
 		err = fmt.Errorf("output item of type %v", it["type"])

@@ -97,6 +97,11 @@ func (c *converter) item(i int, raw json.RawMessage) *request.Error {
 		return c.functionCall(i, obj)
 	case typ == "function_call_output":
 		return c.functionCallOutput(i, obj)
+	case typ == "compaction" || typ == "compaction_trigger":
+		// Prepare opens compaction items and acts on triggers; one that
+		// reaches here came to a route that keeps no compaction key.
+		return unsupported(itemParam(i), itemParam(i)+" is a "+typ+" item, which this route cannot read: "+
+			"it needs the responses store (the route's conversation settings)")
 	case typ == "item_reference":
 		return unsupported(itemParam(i), itemParam(i)+" is an item_reference: llmstream stores no items, so send the item itself")
 	case typ == "":

@@ -14,7 +14,13 @@ const (
 	itemMessage itemKind = iota
 	itemReasoning
 	itemFunctionCall
+	// itemCompaction is the one output item of a compaction; its text is
+	// the sealed summary (encrypted_content).
+	itemCompaction
 )
+
+// idPrefix is each kind's item id prefix, as OpenAI names them.
+var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemCompaction: "cmp_"}
 
 // item is one output item and everything it said so far.
 type item struct {

@@ -31,12 +31,35 @@ type Request struct {
 	// by the HTTP layer once it spliced that chain into the input (Splice);
 	// Convert alone refuses a previous_response_id it cannot resolve.
 	PreviousResponseID string
+	// Compaction makes the response a compaction (CONTRACT.md §14): the
+	// upstream's answer is the summary, sealed with Sealer into the
+	// response's one output item, and nothing else the model writes is
+	// sent. CompactionTrigger answers /v1/responses as usual around that
+	// item; CompactionEndpoint answers POST /v1/responses/compact with one
+	// CompactResource object.
+	Compaction Compaction
+	// Sealer seals the summary of a compaction; set with Compaction.
+	Sealer *Sealer
 	// WebSocket is set by the HTTP layer for a turn of a WebSocket
 	// session (CONTRACT.md §14): the terminal response.* event ends the
 	// turn, so no error event follows response.failed and no [DONE] ends
 	// it (the socket stays open for the next response.create).
 	WebSocket bool
 }
+
+// Compaction is what kind of compaction a response is.
+type Compaction uint8
+
+// The kinds of compaction.
+const (
+	// NoCompaction: an ordinary response.
+	NoCompaction Compaction = iota
+	// CompactionTrigger: a /v1/responses request whose input held a
+	// compaction_trigger item.
+	CompactionTrigger
+	// CompactionEndpoint: POST /v1/responses/compact.
+	CompactionEndpoint
+)
 
 // The error codes of a Responses body that cannot be converted, besides
 // the request package's (invalid_json, invalid_body, request_too_large).

@@ -84,6 +84,8 @@ type Encoder struct {
 	completedAt int64
 	// final is how the response ended.
 	final final
+	// summary is a compaction's summary, as the model writes it.
+	summary []byte
 }
 
 // New returns an Encoder for one stream: events when meta.Stream, else one
@@ -143,6 +145,9 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		transform.KindPhaseDelta, transform.KindAnswerDelta, transform.KindToolCallStart,
 		transform.KindToolArgsDelta:
 		dst = e.flushPending(dst, false)
+	}
+	if e.req.Compaction != NoCompaction {
+		return e.compactionEvent(dst, ev)
 	}
 	switch ev.Kind {
 	case transform.KindRouted:
