@@ -90,9 +90,9 @@ type Chain struct {
 	// MaxItems and MaxBytes bound what is sent: input and output items,
 	// and their JSON bytes.
 	MaxItems, MaxBytes int
-	parts        [][]json.RawMessage
-	n, size      int
-	full         bool
+	parts              [][]json.RawMessage
+	n, size            int
+	full               bool
 }
 
 // Add offers the next older response of the chain. It reports whether the
