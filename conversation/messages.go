@@ -3,7 +3,7 @@ package conversation
 import (
 	"encoding/json"
 
-	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/chatmsg"
 )
 
 // The texts the rebuilt upstream request holds where the stored history
@@ -82,7 +82,7 @@ func Messages(dst []byte, history []Record, next Record, b Budget) ([]byte, Sent
 		switch r.Role {
 		case RoleUser:
 			if lastUser {
-				msgs = append(msgs, message{json: appendAssistantMessage(nil, NoteNoReply, nil)})
+				msgs = append(msgs, message{json: chatmsg.AppendAssistant(nil, NoteNoReply, nil)})
 			}
 			msgs = append(msgs, message{json: appendUserMessage(nil, r), opens: true})
 			lastUser = true
@@ -142,7 +142,7 @@ func rebuildReply(recs []Record, i int) ([]message, int, bool) {
 	for j, c := range a.ToolCalls {
 		calls2[j] = ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 	}
-	msgs := []message{{json: appendAssistantMessage(nil, text, calls2)}}
+	msgs := []message{{json: chatmsg.AppendAssistant(nil, text, calls2)}}
 
 	// The user record after the reply answers its first form, when it can
 	// be a tool message's content (text only).
@@ -171,7 +171,7 @@ func rebuildReply(recs []Record, i int) ([]message, int, bool) {
 		default:
 			content = NoteNotAnswered
 		}
-		msgs = append(msgs, message{json: appendToolMessage(nil, c.ID, content)})
+		msgs = append(msgs, message{json: chatmsg.AppendTool(nil, c.ID, content)})
 	}
 	return msgs, i, consumed
 }
@@ -223,39 +223,10 @@ func appendBudgeted(dst []byte, msgs []message, b Budget) ([]byte, Sent) {
 // appendUserMessage appends a user message: its upstream content when
 // stored, else its text.
 func appendUserMessage(dst []byte, r Record) []byte {
-	dst = append(dst, `{"role":"user","content":`...)
 	if len(r.Upstream) > 0 {
-		dst = append(dst, r.Upstream...)
-	} else {
-		dst = jsonout.AppendStringS(dst, r.Content)
+		return chatmsg.AppendRaw(dst, chatmsg.Raw{Role: "user", Content: r.Upstream})
 	}
-	return append(dst, '}')
-}
-
-// appendAssistantMessage appends an assistant message. Its content is null
-// when it has tool calls and no text: servers that refuse an empty text
-// part accept that.
-func appendAssistantMessage(dst []byte, text string, calls []ToolCall) []byte {
-	dst = append(dst, `{"role":"assistant","content":`...)
-	if text == "" && len(calls) > 0 {
-		dst = append(dst, "null"...)
-	} else {
-		dst = jsonout.AppendStringS(dst, text)
-	}
-	if len(calls) > 0 {
-		dst = append(dst, `,"tool_calls":`...)
-		dst = appendToolCalls(dst, calls)
-	}
-	return append(dst, '}')
-}
-
-// appendToolMessage appends a tool message answering call id.
-func appendToolMessage(dst []byte, id, content string) []byte {
-	dst = append(dst, `{"role":"tool","tool_call_id":`...)
-	dst = jsonout.AppendStringS(dst, id)
-	dst = append(dst, `,"content":`...)
-	dst = jsonout.AppendStringS(dst, content)
-	return append(dst, '}')
+	return chatmsg.AppendUser(dst, r.Content)
 }
 
 // storedAssistant is a _pub_asst object as stored (specs/002 §4.2, §3.8).

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/llmstream/llmstream/transform/chatmsg"
+
 	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/parsekit"
 )
@@ -51,12 +53,8 @@ func (s Status) String() string {
 }
 
 // ToolCall is a tool call of the model, as the upstream request must
-// repeat it.
-type ToolCall struct {
-	ID, Name string
-	// Arguments is the arguments JSON as the model wrote it.
-	Arguments string
-}
+// repeat it: Arguments is the arguments JSON as the model wrote it.
+type ToolCall = chatmsg.ToolCall
 
 // Form is an ask_user form shown to the user.
 type Form struct {
@@ -193,31 +191,13 @@ func (r *Reply) appendAssistant(dst []byte) []byte {
 	}
 	if len(r.calls) > 0 {
 		dst = append(dst, `,"tool_calls":`...)
-		dst = appendToolCalls(dst, r.calls)
+		dst = chatmsg.AppendToolCalls(dst, r.calls)
 	}
 	if s := r.Status.String(); s != "" {
 		dst = append(dst, `,"status":`...)
 		dst = jsonout.AppendStringS(dst, s)
 	}
 	return append(dst, '}')
-}
-
-// appendToolCalls appends calls as an OpenAI tool_calls array.
-func appendToolCalls(dst []byte, calls []ToolCall) []byte {
-	dst = append(dst, '[')
-	for i, c := range calls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"id":`...)
-		dst = jsonout.AppendStringS(dst, c.ID)
-		dst = append(dst, `,"type":"function","function":{"name":`...)
-		dst = jsonout.AppendStringS(dst, c.Name)
-		dst = append(dst, `,"arguments":`...)
-		dst = jsonout.AppendStringS(dst, c.Arguments)
-		dst = append(dst, "}}"...)
-	}
-	return append(dst, ']')
 }
 
 // AppendToolContent appends a _pub_tool object (specs/002 §4.3).

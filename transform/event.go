@@ -74,6 +74,24 @@ const (
 	// stream: Code names it, Offset is the byte offset in the reply text,
 	// Text a short detail (borrowed). The model's text still flows.
 	KindViolation
+	// KindToolRun says the gateway starts running server tool call Index
+	// (CONTRACT.md §12: a call to a tool of the route's tool servers):
+	// ID, Name, Text the complete arguments JSON (borrowed), Tool.Label.
+	// It comes after the reply that made the call ended, before the next
+	// round; the call's own start, argument and end events came earlier,
+	// with Server set.
+	KindToolRun
+	// KindToolProgress reports the progress of running call Index: ID,
+	// Name, and Tool's Progress, Total and Message. Several may come, each
+	// replacing the one before.
+	KindToolProgress
+	// KindToolResult carries the outcome of server call Index: ID, Name,
+	// and Tool's Status and Output. Exactly one follows each KindToolRun.
+	KindToolResult
+	// KindRoundStart opens round Index (2, 3, …) of the same client turn:
+	// the results went back to the model and the upstream is answering
+	// again. The new round's events follow, in the same stream.
+	KindRoundStart
 	// KindFinish ends a successful stream: Code is the finish reason in
 	// OpenAI spelling ("stop", "length", "tool_calls", "content_filter").
 	// It is the last event; exactly one of KindFinish and KindError ends
@@ -109,6 +127,10 @@ var kindNames = [numKinds]string{
 	KindRouted:         "routed",
 	KindUsage:          "usage",
 	KindViolation:      "violation",
+	KindToolRun:        "tool_run",
+	KindToolProgress:   "tool_progress",
+	KindToolResult:     "tool_result",
+	KindRoundStart:     "round_start",
 	KindFinish:         "finish",
 	KindError:          "error",
 }
@@ -139,6 +161,10 @@ func (k Kind) IsDelta() bool {
 // that keeps an event longer must Clone it. Strings and List are owned.
 type Event struct {
 	Kind Kind
+	// Server marks the tool kinds (start, arguments, end) of a call to a
+	// tool the gateway runs itself (CONTRACT.md §12), which protocols show
+	// apart from the client's own calls.
+	Server bool
 	// Index is the phase id for phase kinds and the tool call index (0, 1, …
 	// in order of appearance within the stream) for tool kinds.
 	Index int
@@ -156,6 +182,39 @@ type Event struct {
 	List []string
 	// Clarify is set on KindClarify.
 	Clarify *Clarify
+	// Tool is set on KindToolCallStart of a server call (Label) and on
+	// KindToolRun, KindToolProgress and KindToolResult.
+	Tool *Tool
+}
+
+// The statuses of a server tool call's result (Tool.Status).
+const (
+	// ToolCompleted: the tool answered.
+	ToolCompleted = "completed"
+	// ToolFailed: the tool reported an error, timed out, or could not be
+	// reached; the model got the error as the call's result.
+	ToolFailed = "error"
+)
+
+// Tool describes a call to a tool the gateway runs (CONTRACT.md §12).
+type Tool struct {
+	// Label is the tool's display label (skillpet tool_start.label, an AI
+	// SDK part's title): the route's label for it, else its name.
+	Label string
+	// Server names the tool server that runs the tool (the route's mcp
+	// block name: responses server_label, anthropic server_name).
+	Server string
+	// Round is the round whose reply made the call (1 for the first).
+	Round int
+	// Progress, Total and Message are a KindToolProgress's report (MCP
+	// notifications/progress): Total is 0 when unknown.
+	Progress, Total float64
+	Message         string
+	// Status is a KindToolResult's outcome: ToolCompleted or ToolFailed.
+	Status string
+	// Output is a KindToolResult's result as text, as the model got it
+	// (cut at the route's max_result_bytes).
+	Output string
 }
 
 // Clarify is a clarification the model asks of the user (specs/004 §7.2

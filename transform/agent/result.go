@@ -55,3 +55,11 @@ type Result struct {
 func ErrorResult(msg string) Result {
 	return Result{IsError: true, Parts: []Part{{Kind: PartText, Text: msg}}}
 }
+
+// Progress is a running call's progress report (MCP
+// notifications/progress): Progress so far out of Total (0 when the total
+// is unknown), and a Message for the user.
+type Progress struct {
+	Progress, Total float64
+	Message         string
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmstream/llmstream/transform/chatmsg"
+
 	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/request"
 )
@@ -103,12 +105,17 @@ func (w *messageWriter) systemMessage(text string) {
 	w.c.out = append(w.c.out, '}')
 }
 
-// open starts a message with role, up to its content's value.
-func (w *messageWriter) open(role string) {
+// next separates the next message from the one before.
+func (w *messageWriter) next() {
 	if w.n > 0 {
 		w.c.out = append(w.c.out, ',')
 	}
 	w.n++
+}
+
+// open starts a message with role, up to its content's value.
+func (w *messageWriter) open(role string) {
+	w.next()
 	w.c.out = append(w.c.out, `{"role":"`...)
 	w.c.out = append(w.c.out, role...)
 	w.c.out = append(w.c.out, `","content":`...)
@@ -263,15 +270,8 @@ func (w *messageWriter) toolResult(path string, b block) ([]part, *request.Error
 	if b.IsError {
 		text = "Error: " + text
 	}
-	if w.n > 0 {
-		w.c.out = append(w.c.out, ',')
-	}
-	w.n++
-	w.c.out = append(w.c.out, `{"role":"tool","tool_call_id":`...)
-	w.c.out = jsonout.AppendStringS(w.c.out, b.ToolUseID)
-	w.c.out = append(w.c.out, `,"content":`...)
-	w.c.out = jsonout.AppendStringS(w.c.out, text)
-	w.c.out = append(w.c.out, '}')
+	w.next()
+	w.c.out = chatmsg.AppendTool(w.c.out, b.ToolUseID, text)
 	return images, nil
 }
 
@@ -313,9 +313,8 @@ func (w *messageWriter) toolReferences(names []string) string {
 func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Error {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		w.open("assistant")
-		w.c.out = jsonout.AppendStringS(w.c.out, s)
-		w.c.out = append(w.c.out, '}')
+		w.next()
+		w.c.out = chatmsg.AppendAssistant(w.c.out, s, nil)
 		return nil
 	}
 	blocks, e := decodeBlocks(path, raw)
@@ -342,35 +341,18 @@ func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Err
 	if len(texts) == 0 && len(calls) == 0 {
 		return nil
 	}
-	w.open("assistant")
-	if len(texts) == 0 {
-		w.c.out = append(w.c.out, "null"...)
-	} else {
-		w.c.out = jsonout.AppendStringS(w.c.out, strings.Join(texts, "\n\n"))
-	}
-	if len(calls) > 0 {
-		w.c.out = append(w.c.out, `,"tool_calls":[`...)
-		var args bytes.Buffer
-		for i, b := range calls {
-			if i > 0 {
-				w.c.out = append(w.c.out, ',')
-			}
-			w.c.out = append(w.c.out, `{"id":`...)
-			w.c.out = jsonout.AppendStringS(w.c.out, b.ID)
-			w.c.out = append(w.c.out, `,"type":"function","function":{"name":`...)
-			w.c.out = jsonout.AppendStringS(w.c.out, b.Name)
-			w.c.out = append(w.c.out, `,"arguments":`...)
+	tcs := make([]chatmsg.ToolCall, len(calls))
+	var args bytes.Buffer
+	for i, b := range calls {
+		args.Reset()
+		if in := present(b.Input); in == nil || json.Compact(&args, in) != nil {
 			args.Reset()
-			if in := present(b.Input); in == nil || json.Compact(&args, in) != nil {
-				args.Reset()
-				args.WriteString("{}")
-			}
-			w.c.out = jsonout.AppendString(w.c.out, args.Bytes())
-			w.c.out = append(w.c.out, "}}"...)
+			args.WriteString("{}")
 		}
-		w.c.out = append(w.c.out, ']')
+		tcs[i] = chatmsg.ToolCall{ID: b.ID, Name: b.Name, Arguments: args.String()}
 	}
-	w.c.out = append(w.c.out, '}')
+	w.next()
+	w.c.out = chatmsg.AppendAssistant(w.c.out, strings.Join(texts, "\n\n"), tcs)
 	return nil
 }
 

@@ -1,7 +1,7 @@
 package request
 
 import (
-	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/chatmsg"
 )
 
 // RetryTurn is a reply that failed validation and the correction that
@@ -66,40 +66,18 @@ func AppendRetry(dst, body []byte, turn RetryTurn) ([]byte, error) {
 
 // appendTurn appends the turn's messages, comma-separated.
 func appendTurn(dst []byte, t RetryTurn) []byte {
-	dst = append(dst, `{"role":"assistant","content":`...)
-	if len(t.Content) == 0 && len(t.Calls) > 0 {
-		dst = append(dst, "null"...)
-	} else {
-		dst = jsonout.AppendString(dst, t.Content)
+	calls := make([]chatmsg.ToolCall, len(t.Calls))
+	for i, c := range t.Calls {
+		calls[i] = chatmsg.ToolCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}
 	}
-	if len(t.Calls) > 0 {
-		dst = append(dst, `,"tool_calls":[`...)
-		for i, c := range t.Calls {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"id":`...)
-			dst = jsonout.AppendStringS(dst, c.ID)
-			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = jsonout.AppendStringS(dst, c.Name)
-			dst = append(dst, `,"arguments":`...)
-			dst = jsonout.AppendString(dst, c.Arguments)
-			dst = append(dst, "}}"...)
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, '}')
+	dst = chatmsg.AppendAssistant(dst, string(t.Content), calls)
 	for _, c := range t.Calls {
-		dst = append(dst, `,{"role":"tool","tool_call_id":`...)
-		dst = jsonout.AppendStringS(dst, c.ID)
-		dst = append(dst, `,"content":`...)
-		dst = jsonout.AppendStringS(dst, c.Result)
-		dst = append(dst, '}')
+		dst = append(dst, ',')
+		dst = chatmsg.AppendTool(dst, c.ID, c.Result)
 	}
 	if t.Correction != "" {
-		dst = append(dst, `,{"role":"user","content":`...)
-		dst = jsonout.AppendStringS(dst, t.Correction)
-		dst = append(dst, '}')
+		dst = append(dst, ',')
+		dst = chatmsg.AppendUser(dst, t.Correction)
 	}
 	return dst
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmstream/llmstream/transform/chatmsg"
 	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/request"
 )
@@ -349,27 +350,9 @@ func (c *converter) appendMessages(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"role":"`...)
-		dst = append(dst, m.role...)
-		dst = append(dst, '"')
-		if m.callID != nil {
-			dst = append(dst, `,"tool_call_id":`...)
-			dst = append(dst, m.callID...)
-		}
-		dst = append(dst, `,"content":`...)
-		if m.content != nil {
-			// Raw values of the valid body, or parts built from them: JSON
-			// on one line already.
-			dst = append(dst, m.content...)
-		} else {
-			dst = append(dst, "null"...)
-		}
-		if len(m.calls) > 0 {
-			dst = append(dst, `,"tool_calls":[`...)
-			dst = append(dst, m.calls...)
-			dst = append(dst, ']')
-		}
-		dst = append(dst, '}')
+		// Raw values of the valid body, or parts built from them: JSON on
+		// one line already.
+		dst = chatmsg.AppendRaw(dst, chatmsg.Raw{Role: m.role, Content: m.content, ToolCallID: m.callID, ToolCalls: m.calls})
 	}
 	return append(dst, ']')
 }
