@@ -52,6 +52,7 @@ type Handler struct {
 	metrics  *metrics
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation.go)
+	resp     *responsesRoute    // a responses route's stored responses, WebSocket mode and compaction (responses_*.go)
 }
 
 // CaddyModule returns the Caddy module information.
@@ -84,7 +85,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.provisionConversation()
+	return h.provisionConversation(ctx)
 }
 
 // Validate checks the settings Provision resolved.
@@ -104,6 +105,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if h.conv != nil && h.conv.serveEndpoint(w, r) {
 		return nil
 	}
+	// A responses route answers GET / DELETE …/{id} and the WebSocket
+	// upgrade itself (responses_store.go, responses_ws.go).
+	if h.resp != nil && h.resp.serveEndpoint(h, w, r, next) {
+		return nil
+	}
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
@@ -113,6 +119,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if rerr != nil {
 		h.reject(w, rid, rerr)
 		return nil
+	}
+	// A responses route puts a previous_response_id chain before the
+	// input and opens compaction items (responses_store.go).
+	var rt *respTurn
+	if h.resp != nil {
+		if body, rt, rerr = h.resp.prepare(r, rid, body); rerr != nil {
+			h.reject(w, rid, rerr)
+			return nil
+		}
 	}
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	prompt := h.settings.Prompt
@@ -136,6 +151,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		status, out := ep.Answer(shaped, info)
 		_ = writeJSON(w, status, rid, out)
 		return nil
+	}
+	if rt != nil {
+		rt.facts(&info)
 	}
 	if f := h.settings.Request; f != nil && f.UpstreamHeader != nil {
 		f.UpstreamHeader(r.Header)
@@ -176,7 +194,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 
 	p := h.pool.Get().(*pipeline.Pipeline)
-	p.Reset(turn.encoder(h.proto.NewEncoder(meta), meta), meta)
+	enc := h.proto.NewEncoder(meta)
+	if rt != nil {
+		enc = rt.encoder(enc)
+	}
+	p.Reset(turn.encoder(enc, meta), meta)
 	p.Validate(check)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h, p, meta, r.Context(), cancel)

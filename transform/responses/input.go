@@ -19,6 +19,8 @@ type converter struct {
 	pending []byte
 	// leftOut is what Info.LeftOut names.
 	leftOut []string
+	// calls holds the call_id of every function_call so far.
+	calls map[string]bool
 }
 
 // chatMessage is one chat-completions message, its values raw JSON.
@@ -274,6 +276,10 @@ func (c *converter) functionCall(i int, obj map[string]json.RawMessage) *request
 			return badRequest(CodeInvalidInput, p+"."+name, p+"."+name+" must be a string")
 		}
 	}
+	if c.calls == nil {
+		c.calls = map[string]bool{}
+	}
+	c.calls[stringOf(obj["call_id"])] = true
 	call := append([]byte(`{"id":`), obj["call_id"]...)
 	call = append(call, `,"type":"function","function":{"name":`...)
 	call = append(call, obj["name"]...)
@@ -300,6 +306,14 @@ func (c *converter) functionCallOutput(i int, obj map[string]json.RawMessage) *r
 	p := itemParam(i)
 	if kindOf(obj["call_id"]) != '"' {
 		return badRequest(CodeInvalidInput, p+".call_id", p+".call_id must be a string")
+	}
+	// A tool output answers a call made before it (in the input or the
+	// previous_response_id chain), as OpenAI requires: a strict upstream
+	// refuses a tool message without its call, and the Open Responses
+	// WebSocket rules make such a continuation a failed turn.
+	if id := stringOf(obj["call_id"]); !c.calls[id] {
+		return badRequest(CodeInvalidInput, p+".call_id", "no function_call found for the function_call_output with call_id '"+
+			printable(id)+"': send the call before its output, or continue with previous_response_id")
 	}
 	out := obj["output"]
 	switch kindOf(out) {

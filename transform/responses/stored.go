@@ -138,3 +138,43 @@ func (c *Chain) Items() []json.RawMessage {
 	}
 	return out
 }
+
+// TrimItems fits a conversation's items (oldest first) to a history
+// budget (maxItems items, maxBytes bytes of item JSON; 0: no bound) by
+// leaving out the oldest, then whatever would start the rest without its
+// context: items before the first message, so that no tool output is left
+// without its call. The newest message and what follows it are kept
+// whatever their size.
+func TrimItems(items []json.RawMessage, maxItems, maxBytes int) []json.RawMessage {
+	size := 0
+	for _, it := range items {
+		size += len(it)
+	}
+	start := 0
+	for start < len(items) && (maxItems > 0 && len(items)-start > maxItems || maxBytes > 0 && size > maxBytes) {
+		size -= len(items[start])
+		start++
+	}
+	if start == 0 {
+		return items
+	}
+	for start < len(items) && itemType(items[start]) != "message" && !hasRole(items[start]) {
+		start++
+	}
+	if start == len(items) {
+		// Nothing but tool traffic fits: keep from the last message on.
+		for start = len(items) - 1; start > 0 && itemType(items[start]) != "message" && !hasRole(items[start]); start-- {
+		}
+	}
+	return items[start:]
+}
+
+// hasRole reports whether an item is a message written as {role, content}
+// without a type.
+func hasRole(raw json.RawMessage) bool {
+	var it struct {
+		Type string          `json:"type"`
+		Role json.RawMessage `json:"role"`
+	}
+	return json.Unmarshal(raw, &it) == nil && it.Type == "" && it.Role != nil
+}
