@@ -100,9 +100,9 @@ const (
 	DefaultResponsesTTL          = 30 * 24 * time.Hour
 	DefaultResponsesHistoryItems = 1000
 	DefaultResponsesHistoryBytes = 8 << 20
-	ClearPathSuffix        = "/conversation/{projectId}"
-	ProjectIDPlaceholder   = "{projectId}"
-	minLease               = time.Second
+	ClearPathSuffix              = "/conversation/{projectId}"
+	ProjectIDPlaceholder         = "{projectId}"
+	minLease                     = time.Second
 )
 
 // ConversationSettings is a Conversation resolved: defaults applied and
