@@ -36,6 +36,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
+//		call_offered_tool           # a request offering tools gets a call of the first
 //	}
 func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -94,6 +95,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.RandomChunks = true
+		case "call_offered_tool":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.CallOfferedTool = true
 		case "model":
 			err = cfargs.One(d, &m.Model)
 		case "truncate_after":
