@@ -321,3 +321,32 @@ func TestResponsesWebSocketClientLeaves(t *testing.T) {
 		t.Fatal("the upstream request was not cancelled when the socket closed")
 	}
 }
+
+// FuzzWSFrame feeds the WebSocket frame reader whatever a client could
+// send: it never panics, and a frame it takes becomes a JSON object body
+// that streams, without the frame's type.
+func FuzzWSFrame(f *testing.F) {
+	for _, s := range []string{`{"type":"response.create","model":"m","input":"hi"}`, `{"type":"response.create","stream":false,"background":true}`,
+		`{"type":"response.cancel"}`, `[]`, `null`, `{"type":1}`, `{"type":"response.create","previous_response_id":"resp_1"}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		body, prev, ferr := wsFrameBody(data)
+		if ferr != nil {
+			if body != nil || ferr.code == "" || ferr.msg == "" {
+				t.Fatalf("refused with %+v and a body", ferr)
+			}
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("body %q: %v", body, err)
+		}
+		if _, ok := m["type"]; ok || string(m["stream"]) != "true" {
+			t.Fatalf("body %s", body)
+		}
+		if prev != "" && !strings.Contains(string(body), "previous_response_id") {
+			t.Fatalf("prev %q from %s", prev, body)
+		}
+	})
+}

@@ -140,24 +140,11 @@ func (h *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, next ca
 // wsTurn runs one frame: a response.create as a POST through ServeHTTP,
 // anything else an error frame.
 func (h *Handler) wsTurn(ctx context.Context, conn *websocket.Conn, up *http.Request, sess *wsSession, data []byte, next caddyhttp.Handler) {
-	var frame map[string]json.RawMessage
-	if json.Unmarshal(data, &frame) != nil || frame == nil {
-		wsError(ctx, conn, http.StatusBadRequest, "invalid_json", "", "a frame must be a JSON object: {\"type\":\"response.create\", …}")
+	body, prev, ferr := wsFrameBody(data)
+	if ferr != nil {
+		wsError(ctx, conn, http.StatusBadRequest, ferr.code, ferr.param, ferr.msg)
 		return
 	}
-	if typ := stringValue(frame["type"]); typ != "response.create" {
-		wsError(ctx, conn, http.StatusBadRequest, "invalid_request_error", "type",
-			"unknown event type "+strconv.Quote(printableID(typ))+": send response.create")
-		return
-	}
-	// HTTP-only members (the spec: MUST NOT be sent) are dropped rather
-	// than refused; the turn always streams.
-	delete(frame, "type")
-	delete(frame, "stream_options")
-	delete(frame, "background")
-	frame["stream"] = json.RawMessage("true")
-	body, _ := json.Marshal(frame)
-	prev := stringValue(frame["previous_response_id"])
 
 	r := up.Clone(ctx)
 	r.Method = http.MethodPost
@@ -182,6 +169,33 @@ func (h *Handler) wsTurn(ctx context.Context, conn *websocket.Conn, up *http.Req
 	if tw.failed && prev != "" {
 		sess.evict(prev)
 	}
+}
+
+// frameError is why a frame is not a response.create.
+type frameError struct{ code, param, msg string }
+
+// wsFrameBody reads a client frame: a response.create becomes the body
+// of a streamed POST /v1/responses, and the previous_response_id it
+// names; anything else is a frameError. HTTP-only members (the spec: MUST
+// NOT be sent) are dropped rather than refused, and the turn always
+// streams. It never panics, whatever the client sent.
+func wsFrameBody(data []byte) ([]byte, string, *frameError) {
+	var frame map[string]json.RawMessage
+	if json.Unmarshal(data, &frame) != nil || frame == nil {
+		return nil, "", &frameError{"invalid_json", "", "a frame must be a JSON object: {\"type\":\"response.create\", …}"}
+	}
+	if typ := stringValue(frame["type"]); typ != "response.create" {
+		return nil, "", &frameError{"invalid_request_error", "type", "unknown event type " + strconv.Quote(printableID(typ)) + ": send response.create"}
+	}
+	delete(frame, "type")
+	delete(frame, "stream_options")
+	delete(frame, "background")
+	frame["stream"] = json.RawMessage("true")
+	body, err := json.Marshal(frame)
+	if err != nil {
+		return nil, "", &frameError{"invalid_json", "", "the frame could not be read: " + err.Error()}
+	}
+	return body, stringValue(frame["previous_response_id"]), nil
 }
 
 // stringValue returns a raw JSON string's value, "" for anything else.
