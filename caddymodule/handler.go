@@ -192,6 +192,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		repl.Set("http.llm_stream.message_id", meta.MessageID)
 		repl.Set("http.llm_stream.request_id", meta.RequestID)
 	}
+	if rt != nil && rt.noGenerate {
+		h.answerEmpty(w, rt, meta)
+		return nil
+	}
 
 	p := h.pool.Get().(*pipeline.Pipeline)
 	enc := h.proto.NewEncoder(meta)

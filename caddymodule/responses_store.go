@@ -216,6 +216,9 @@ type respTurn struct {
 	sealer     *responses.Sealer
 	// store is whether the client asked to store it and can (a scope).
 	store bool
+	// noGenerate: the request says generate: false (Codex's WebSocket
+	// warm-up): the response is answered, empty, without the upstream.
+	noGenerate bool
 	// ws is the WebSocket session the turn belongs to, nil over HTTP.
 	ws *wsSession
 	// enc is the stream's encoder, for the Response at the end.
@@ -264,6 +267,7 @@ func (c *responsesRoute) prepare(r *http.Request, rid string, body []byte) ([]by
 		t.compaction = responses.CompactionTrigger
 	}
 	t.store = !compact && t.scope != "" && gjson.GetBytes(body, "store").Type != gjson.False
+	t.noGenerate = !compact && !prepared.Trigger && gjson.GetBytes(body, "generate").Type == gjson.False
 	return prepared.Body, t, nil
 }
 
@@ -390,4 +394,27 @@ func (t *respTurn) end() {
 		// 400 previous_response_not_found, which the log explains.
 		t.c.logger.Warn("response not stored", zap.String("request_id", t.rid), zap.Error(err))
 	}
+}
+
+// answerEmpty answers a generate: false request (OpenAI's WebSocket
+// warm-up, which Codex sends first on a new socket) without the upstream:
+// a completed response with no output, kept like any other (the socket's
+// last response, and the store when asked), so that the next request
+// continues from its input with previous_response_id.
+func (h *Handler) answerEmpty(w http.ResponseWriter, rt *respTurn, meta transform.Meta) {
+	enc := rt.encoder(h.proto.NewEncoder(meta))
+	out := enc.Begin(nil)
+	out = enc.AppendEvent(out, transform.Event{Kind: transform.KindRouted, Name: meta.Model})
+	out = enc.AppendEvent(out, transform.Event{Kind: transform.KindFinish, Code: "stop"})
+	hdr := w.Header()
+	hdr.Set("X-Request-Id", meta.RequestID)
+	if meta.Stream {
+		hdr.Set("Content-Type", h.proto.ContentType)
+		hdr.Set("Cache-Control", "no-cache")
+	} else {
+		hdr.Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+	_ = http.NewResponseController(w).Flush()
 }

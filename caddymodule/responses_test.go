@@ -350,3 +350,34 @@ func FuzzWSFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestResponsesWebSocketWarmup: generate: false (Codex's first frame on a
+// new socket) answers an empty completed response without the upstream,
+// and the next response continues from its input.
+func TestResponsesWebSocketWarmup(t *testing.T) {
+	u := newRecordingUpstream(t, func(n int, _ upstreamBody, w http.ResponseWriter, _ *http.Request) {
+		sseHead(w)
+		writeFlush(w, roleChunk, content("answer"), finishChunks)
+	})
+	s := startSite(t, "", respRoute(u.hostPort(), t.TempDir()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws://"+s.addr+"/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(websocket.StatusNormalClosure, "")
+	_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"m","store":false,"generate":false,"instructions":"I","input":"warm"}`))
+	_, last := wsRead(t, ctx, conn)
+	r, _ := last["response"].(map[string]any)
+	if last["type"] != "response.completed" || len(r["output"].([]any)) != 0 || u.count() != 0 {
+		t.Fatalf("warm-up: %v, %d upstream requests", last, u.count())
+	}
+	_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"m","store":false,"previous_response_id":"`+r["id"].(string)+`","input":"next"}`))
+	if _, last = wsRead(t, ctx, conn); last["type"] != "response.completed" {
+		t.Fatalf("after the warm-up: %v", last)
+	}
+	if got := strings.Join(upstreamTexts(u.last(t)), "|"); got != "user: warm|user: next" {
+		t.Errorf("upstream %q", got)
+	}
+}
