@@ -35,8 +35,8 @@ func TestConversationCaddyfileErrors(t *testing.T) {
 		"short lease":   {convHead + "conversation {\n\t\tlease 10ms\n\t}\n}", "lease must be at least 1s"},
 		// A responses route keeps its responses (CONTRACT.md §14).
 		"skillpet option on responses": {respHead + "conversation {\n\t\tagent_name x\n\t}\n}", "agent_name is for a skillpet route"},
-		"short compaction key":          {respHead + "conversation {\n\t\tcompaction_key short\n\t}\n}", "compaction_key must be at least 16 bytes"},
-		"compaction key on skillpet":    {convHead + "conversation {\n\t\tcompaction_key 0123456789abcdef\n\t}\n}", "compaction_key is for a responses route"},
+		"short compaction key":         {respHead + "conversation {\n\t\tcompaction_key short\n\t}\n}", "compaction_key must be at least 16 bytes"},
+		"compaction key on skillpet":   {convHead + "conversation {\n\t\tcompaction_key 0123456789abcdef\n\t}\n}", "compaction_key is for a responses route"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
