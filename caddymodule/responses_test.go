@@ -381,3 +381,56 @@ func TestResponsesWebSocketWarmup(t *testing.T) {
 		t.Errorf("upstream %q", got)
 	}
 }
+
+// TestResponsesWebSocketFailures: CONTRACT §6 over a WebSocket. An
+// upstream that is down, or that breaks off mid-reply, fails the turn in
+// the protocol's way (an error frame before the response exists,
+// response.failed after), and the socket goes on serving the next
+// response.create.
+func TestResponsesWebSocketFailures(t *testing.T) {
+	u := newRecordingUpstream(t, func(n int, _ upstreamBody, w http.ResponseWriter, _ *http.Request) {
+		sseHead(w)
+		if n == 1 {
+			writeFlush(w, roleChunk, content("partial"))
+			hangUp(w)
+			return
+		}
+		writeFlush(w, roleChunk, content("whole"), finishChunks)
+	})
+	down := freePort(t) // nothing listens there
+	s := startSite(t, "", respRoute(u.hostPort(), t.TempDir())+
+		strings.Replace(respRoute(down, t.TempDir()), "handle /v1/responses*", "handle /down/v1/responses*", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	turn := func(conn *websocket.Conn, frame string) ([]string, map[string]any) {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+		return wsRead(t, ctx, conn)
+	}
+	conn, _, err := websocket.Dial(ctx, "ws://"+s.addr+"/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(websocket.StatusNormalClosure, "")
+	types, last := turn(conn, `{"type":"response.create","model":"m","input":"x"}`)
+	if last["type"] != "response.failed" || !strings.Contains(strings.Join(types, " "), "response.output_text.delta") {
+		t.Errorf("broken mid-reply: %v then %v", types, last)
+	}
+	if _, last = turn(conn, `{"type":"response.create","model":"m","input":"again"}`); last["type"] != "response.completed" {
+		t.Errorf("the next turn on the socket: %v", last)
+	}
+
+	conn2, _, err := websocket.Dial(ctx, "ws://"+s.addr+"/down/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close(websocket.StatusNormalClosure, "")
+	_, last = turn(conn2, `{"type":"response.create","model":"m","input":"x"}`)
+	if st, _ := last["status"].(float64); last["type"] != "error" && last["type"] != "response.failed" || last["type"] == "error" && st < 500 {
+		t.Errorf("upstream down: %v", last)
+	}
+	if _, last = turn(conn2, `{"type":"response.create","model":"m","input":"x"}`); last["type"] != "error" && last["type"] != "response.failed" {
+		t.Errorf("the socket did not go on after a failure: %v", last)
+	}
+}
