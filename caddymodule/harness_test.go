@@ -640,17 +640,18 @@ func readStream(t reporter, ps protoSpec, res *result) {
 		}
 	}
 	res.answer, res.all = answer.String(), all.String()
-	// The terminal event is the last one, but for aisdk's data: [DONE]
-	// after it; an openai stream that completed ends with [DONE] itself.
+	// The terminal event is the last one, but for aisdk's and responses'
+	// data: [DONE] after it (the Open Responses spec's last data); an
+	// openai stream that completed ends with [DONE] itself.
 	n := len(res.events)
 	if ps.protocol == "openai" && res.last < 0 && n > 0 && res.events[n-1].Data == "[DONE]" {
 		res.last, res.end = n-1, outcome{kind: "completed"}
 	}
 	want := n - 1
-	if ps.protocol == "aisdk" {
+	if ps.protocol == "aisdk" || ps.protocol == "responses" && res.last >= 0 {
 		want = n - 2
 		if n == 0 || res.events[n-1].Data != "[DONE]" {
-			t.Errorf("the aisdk stream does not end with data: [DONE]")
+			t.Errorf("the %s stream does not end with data: [DONE]", ps.protocol)
 		}
 	}
 	if res.last >= 0 && res.last != want {
