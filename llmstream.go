@@ -9,4 +9,6 @@ import (
 	// The modules register themselves in their package's init.
 	_ "github.com/llmstream/llmstream/caddymodule"
 	_ "github.com/llmstream/llmstream/caddymodule/llmmock"
+	// `caddy llmstream-demo-mcp`: the demo MCP server over stdio.
+	_ "github.com/llmstream/llmstream/toolserver/democmd"
 )

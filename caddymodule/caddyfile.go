@@ -26,17 +26,18 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens:
 //
 //	llm_stream [<matcher>] {
-//		request_format     openai | skillpet | aisdk
+//		request_format     openai | <a protocol with a body of its own>
 //		system_prompt      <file>           # repeatable
 //		system_prompt_text <text>
 //		system_prompt_mode prepend | append | replace
 //		tools              <file>           # repeatable
+//		tools              { mcp <name> { … } … }  # see parseTools
 //		tool               ask_user         # repeatable
 //		tool_choice        auto | none | required | <function name>
 //		model              <name>
 //		max_request_body   <size>
-//		format             thinkingml | jsonl | aiplan | final_result | text | auto
-//		protocol           gymbro | jsonseq | skillpet | aisdk | openai
+//		format             auto | <a row of the format table, transform/format>
+//		protocol           <a row of the protocol table, transform/protocol>
 //		heartbeat          <duration>
 //		idle_timeout       <duration>
 //		provider           <name>
@@ -44,6 +45,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		reasoning_title    <text>
 //		fallback_text      <text>
 //		think_tags         auto | prefilled | off
+//		think_prefilled    <pattern>...    # repeatable
 //		text_tools         off | hermes
 //		max_sse_line       <size>
 //		max_reply          <size>
@@ -52,10 +54,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_key            <size>
 //		max_depth          <int>
 //		max_tool_calls     <int>
-//		validate [{ retries <n>; artifact_tools <name>...; expected_mode <mode> }]
+//		validate           [{ … }]     # see parseValidate
 //		conversation       { … }       # see parseConversation
 //	}
 //
+// The values of request_format, format and protocol are the tables' rows,
+// which config checks names against (docs/configuration.md lists them).
 // Settings are checked when the config is provisioned, so that `caddy
 // validate` and `caddy adapt --validate` name the bad one.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -67,7 +71,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		name := d.Val()
-		repeatable := name == "system_prompt" || name == "tools" || name == "tool"
+		repeatable := name == "system_prompt" || name == "tools" || name == "tool" || name == "think_prefilled"
 		if seen[name] && !repeatable {
 			return d.Errf("%s: specified more than once", name)
 		}
@@ -86,10 +90,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "system_prompt_mode":
 			err = cfargs.One(d, &r.SystemPromptMode)
 		case "tools":
-			var f string
-			if err = cfargs.One(d, &f); err == nil {
-				r.Tools = append(r.Tools, f)
-			}
+			err = parseTools(d, r) // a file, or the MCP server block
 		case "tool":
 			var t string
 			if err = cfargs.One(d, &t); err == nil {
@@ -119,6 +120,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = cfargs.One(d, &r.FallbackText)
 		case "think_tags":
 			err = cfargs.One(d, &r.ThinkTags)
+		case "think_prefilled":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Errf("think_prefilled: expected at least one model name pattern")
+			}
+			r.ThinkPrefilled = append(r.ThinkPrefilled, args...)
 		case "text_tools":
 			err = cfargs.One(d, &r.TextTools)
 		case "max_sse_line":

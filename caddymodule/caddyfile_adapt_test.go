@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddytest"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files from the current output")
+	"github.com/llmstream/llmstream/transform/encodertest"
+)
 
 // TestCaddyfileAdapt adapts every testdata/caddyfile_adapt/*.caddytest
 // (a Caddyfile, a line of dashes, the expected JSON) and compares, like
@@ -33,7 +32,7 @@ func TestCaddyfileAdapt(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: no ---------- separator", file)
 			}
-			if *update {
+			if encodertest.Update() { // -update: rewrite golden files from the current output
 				got := adapt(t, caddyfile)
 				if err := os.WriteFile(file, []byte(caddyfile+"----------\n"+got+"\n"), 0o644); err != nil {
 					t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/llmstream/llmstream/conversation"
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/request"
-	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
 // turn is one POST …/stream of a conversation route: it holds the
@@ -40,7 +39,7 @@ func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte
 		return nil, body, nil
 	}
 	if !c.cs.ThinkingEnabled {
-		if req, ok := info.Facts.(skillpet.Request); ok {
+		if req, ok := info.Facts.(request.SkillpetFacts); ok {
 			req.NoThinking = true
 			info.Facts = req
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // The failure suite (CONTRACT §6): every way an upstream or a client can
@@ -33,7 +35,7 @@ func TestFailureBehaviour(t *testing.T) {
 		t.Skip("caddytest integration test")
 	}
 	for _, fc := range failureCases() {
-		for _, ps := range protoSpecs {
+		for _, ps := range protoSpecs(t) {
 			if fc.only != nil && !fc.only(ps) {
 				continue
 			}
@@ -119,8 +121,8 @@ func wantRefused(t *testing.T, ps protoSpec, res result, status int, body, msg s
 		if !strings.Contains(res.end.message, fmt.Sprint(status)) {
 			t.Errorf("message %q does not name the upstream's status %d", res.end.message, status)
 		}
-	case ps.protocol == "skillpet":
-		wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
+	case !ps.passes: // skillpet
+		wantEnd(t, ps, res, http.StatusBadGateway, "error", ps.client.RefusalCode("provider_error"), msg)
 	case ps.reshapes: // anthropic: the status and headers, its own shape
 		wantEnd(t, ps, res, status, "error", "provider_error", msg)
 		if res.header.Get("Retry-After") != "7" {
@@ -179,13 +181,10 @@ func failureCases() []failureCase {
 			})
 			res := exchange(t, ps, u.hostPort(), "", "h1")
 			const msg = "upstream answered 200 with a compressed body (Content-Encoding: gzip)"
-			switch {
-			case ps.early:
+			if ps.early {
 				wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", msg)
-			case ps.protocol == "skillpet":
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
-			default:
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "provider_error", msg)
+			} else {
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", ps.client.RefusalCode("provider_error"), msg)
 			}
 			wantRecorded(t, res, "provider_error")
 		}},
@@ -196,13 +195,10 @@ func failureCases() []failureCase {
 			// proxy's internals (the address, Caddy's source lines): those
 			// go to the log.
 			const msg = "the upstream could not be reached (HTTP 502)"
-			switch {
-			case ps.early:
+			if ps.early {
 				wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", msg)
-			case ps.protocol == "skillpet":
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", msg)
-			default:
-				wantEnd(t, ps, res, http.StatusBadGateway, "error", "provider_error", msg)
+			} else {
+				wantEnd(t, ps, res, http.StatusBadGateway, "error", ps.client.RefusalCode("provider_error"), msg)
 			}
 			if strings.Contains(res.body, addr) {
 				t.Errorf("the response names the upstream's address %s: %s", addr, res.body)
@@ -240,13 +236,10 @@ func failureCases() []failureCase {
 		{name: "idle_timeout_before_headers", run: func(t *testing.T, ps protoSpec) {
 			u := newScriptedUpstream(t, func(u *scriptedUpstream, _ http.ResponseWriter, r *http.Request) { u.stall(r) })
 			res := exchange(t, ps, u.hostPort(), "", "h1", "idle_timeout 300ms")
-			switch {
-			case ps.early:
+			if ps.early {
 				wantEnd(t, ps, res, http.StatusOK, "error", "upstream_timeout", "no upstream byte for 300ms")
-			case ps.protocol == "skillpet":
-				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", "CHAT_FAILED", "no upstream byte for 300ms")
-			default:
-				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", "upstream_timeout", "no upstream byte for 300ms")
+			} else {
+				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", ps.client.RefusalCode("upstream_timeout"), "no upstream byte for 300ms")
 			}
 			wantAnswer(t, res, "")
 			wantRecorded(t, res, "upstream_timeout")
@@ -256,25 +249,21 @@ func failureCases() []failureCase {
 		{name: "client_disconnect_before_headers", run: func(t *testing.T, ps protoSpec) { clientDisconnect(t, ps, false) }},
 		{name: "rejected_too_large", run: func(t *testing.T, ps protoSpec) {
 			rejected(t, ps, strings.Replace(ps.request, `"hi"`, `"`+strings.Repeat("x", 2000)+`"`, 1), false,
-				http.StatusRequestEntityTooLarge, tooLargeCode(ps), "1000 bytes (max_request_body)")
+				http.StatusRequestEntityTooLarge, ps.client.ErrorCode("request_too_large"), "1000 bytes (max_request_body)")
 		}},
 		{name: "rejected_too_large_chunked", run: func(t *testing.T, ps protoSpec) {
 			// No Content-Length: the limit is found while reading.
 			rejected(t, ps, strings.Replace(ps.request, `"hi"`, `"`+strings.Repeat("x", 2000)+`"`, 1), true,
-				http.StatusRequestEntityTooLarge, tooLargeCode(ps), "1000 bytes (max_request_body)")
+				http.StatusRequestEntityTooLarge, ps.client.ErrorCode("request_too_large"), "1000 bytes (max_request_body)")
 		}},
 		{name: "rejected_not_json", run: func(t *testing.T, ps protoSpec) {
-			code := "invalid_json"
-			if ps.protocol == "skillpet" {
-				code = "MISSING_PARAMS" // specs/002 §2.3 knows no other 400
-			}
-			rejected(t, ps, `this is {not JSON`, false, http.StatusBadRequest, code, "")
+			rejected(t, ps, `this is {not JSON`, false, http.StatusBadRequest, ps.client.ErrorCode("invalid_json"), "")
 		}},
-		{name: "rejected_missing_messages", only: func(ps protoSpec) bool { return ps.protocol != "skillpet" }, run: func(t *testing.T, ps protoSpec) {
-			rejected(t, ps, ps.missing[0], false, http.StatusBadRequest, ps.missing[1], ps.missing[2])
-		}},
-		{name: "rejected_missing_project_id", only: func(ps protoSpec) bool { return ps.protocol == "skillpet" }, run: func(t *testing.T, ps protoSpec) {
-			rejected(t, ps, `{"message":"hi"}`, false, http.StatusBadRequest, "MISSING_PARAMS", "projectId")
+		{name: "rejected_missing_member", run: func(t *testing.T, ps protoSpec) {
+			// messages for an OpenAI body, input for responses, projectId
+			// for skillpet's.
+			m := ps.client.Missing
+			rejected(t, ps, m[0], false, http.StatusBadRequest, m[1], m[2])
 		}},
 		{name: "limit_max_reply", run: func(t *testing.T, ps protoSpec) {
 			pieces := []string{roleChunk}
@@ -320,8 +309,8 @@ func failureCases() []failureCase {
 			res := exchange(t, ps, u.hostPort(), "", "h1", "format thinkingml", "max_tag 32")
 			wantEnd(t, ps, res, http.StatusOK, "completed", "", "")
 			wantRecorded(t, res, "completed")
-			if ps.protocol == "gymbro" {
-				wantAnswer(t, res, reply) // the raw reply
+			if ps.client.RawAnswer {
+				wantAnswer(t, res, reply)
 			} else {
 				wantAnswer(t, res, "Done.")
 			}
@@ -347,26 +336,17 @@ func failureCases() []failureCase {
 
 // jsonLimit streams a final_result reply that outgrows a JSON limit and
 // checks that the stream completes with answer, the model's text from where
-// the limit tripped (gymbro: the raw reply).
+// the limit tripped (a raw-answer protocol's, gymbro's: the raw reply).
 func jsonLimit(t *testing.T, ps protoSpec, reply, limit, answer string) {
 	t.Helper()
 	u := newScriptedUpstream(t, stallAfter(roleChunk, content(reply[:30]), content(reply[30:]), finishChunks))
 	res := exchange(t, ps, u.hostPort(), "", "h1", "format final_result", limit)
 	wantEnd(t, ps, res, http.StatusOK, "completed", "", "")
 	wantRecorded(t, res, "completed")
-	if ps.protocol == "gymbro" {
+	if ps.client.RawAnswer {
 		answer = reply
 	}
 	wantAnswer(t, res, answer)
-}
-
-// tooLargeCode is the 413's code: skillpet's error codes are upper-case
-// (request.Error.AppendJSON).
-func tooLargeCode(ps protoSpec) string {
-	if ps.protocol == "skillpet" {
-		return "REQUEST_TOO_LARGE"
-	}
-	return "request_too_large"
 }
 
 // wantFailed checks a stream that failed after it started: the error event
@@ -406,7 +386,7 @@ func refusedBodyCut(t *testing.T, ps protoSpec) {
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "overloaded, try")
 		} else {
-			wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", "overloaded, try")
+			wantEnd(t, ps, res, http.StatusBadGateway, "error", ps.client.RefusalCode("provider_error"), "overloaded, try")
 		}
 		wantRecorded(t, res, "provider_error")
 		return
@@ -458,7 +438,7 @@ func refusedBodyStalls(t *testing.T, ps protoSpec) {
 		if ps.early {
 			wantEnd(t, ps, res, http.StatusOK, "error", "provider_error", "upstream answered 503")
 		} else {
-			wantEnd(t, ps, res, http.StatusBadGateway, "error", "CHAT_FAILED", "upstream answered 503")
+			wantEnd(t, ps, res, http.StatusBadGateway, "error", ps.client.RefusalCode("provider_error"), "upstream answered 503")
 		}
 		if res.elapsed > 3*time.Second {
 			t.Errorf("the refusal was answered after %v, want about 300ms", res.elapsed)
@@ -629,16 +609,7 @@ func heartbeats(t *testing.T, ps protoSpec) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	namedBeat := ps.protocol == "gymbro" || ps.protocol == "jsonseq"
-	isBeat := func(ev sseEvent) bool {
-		switch {
-		case namedBeat:
-			return ev.Name == "heartbeat"
-		case ps.protocol == "anthropic":
-			return ev.Name == "ping"
-		}
-		return ev.Name == ":comment"
-	}
+	isBeat := func(ev sseEvent) bool { return ps.client.Heartbeat(ev.wire()) }
 	sr := startReading(resp.Body)
 	stages := 2
 	if ps.early {
@@ -661,12 +632,18 @@ func heartbeats(t *testing.T, ps protoSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := result{status: resp.StatusCode, header: resp.Header, body: raw, events: events, last: -1}
-	readStream(t, ps, &res)
+	res := result{status: resp.StatusCode, header: resp.Header, body: raw, events: events}
+	// The client reads the heartbeats by its protocol's rules (gymbro's
+	// and jsonseq's carry ts and the stream's ids), and none after the
+	// terminal event.
+	read(t, ps, &res)
 	wantEnd(t, ps, res, http.StatusOK, "completed", "", "")
 	wantAnswer(t, res, "Hello world")
+	if id := res.header.Get("X-Request-Id"); id != "client-req-1" {
+		t.Errorf("X-Request-Id %q, want the client's", id)
+	}
 	// Heartbeats came before the first answer text and between the
-	// chunks, and (readStream checked) none after the terminal event.
+	// chunks.
 	first, between := -1, false
 	for i, ev := range events {
 		switch {
@@ -674,12 +651,6 @@ func heartbeats(t *testing.T, ps protoSpec) {
 			first = i
 		case first >= 0 && isBeat(ev):
 			between = true
-		}
-		if isBeat(ev) && namedBeat {
-			m := ev.json(t)
-			if _, ok := m["ts"].(float64); !ok || m["message_id"] == "" || m["message_id"] == nil || m["request_id"] != "client-req-1" {
-				t.Errorf("heartbeat %s lacks ts, message_id or request_id", ev.Data)
-			}
 		}
 	}
 	if first < 0 || !between || !slicesContainsBefore(events, first, isBeat) {
@@ -728,7 +699,7 @@ func slicesContainsBefore(events []sseEvent, end int, match func(sseEvent) bool)
 // timeout, not the 499: an error event, or 504 where the stream has not
 // opened (skillpet, openai).
 func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		t.Run(ps.name, func(t *testing.T) {
 			h := unitHandler(t, ps, 0, 20*time.Millisecond)
 			w := httptest.NewRecorder()
@@ -737,13 +708,10 @@ func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := collect(t, ps, w.Result())
-			switch {
-			case ps.early:
+			if ps.early {
 				wantEnd(t, ps, res, http.StatusOK, "error", "upstream_timeout", "no upstream byte")
-			case ps.protocol == "skillpet":
-				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", "CHAT_FAILED", "no upstream byte")
-			default:
-				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", "upstream_timeout", "no upstream byte")
+			} else {
+				wantEnd(t, ps, res, http.StatusGatewayTimeout, "error", ps.client.RefusalCode("upstream_timeout"), "no upstream byte")
 			}
 		})
 	}
@@ -752,7 +720,7 @@ func TestIdleTimeoutBeforeTheAnswer(t *testing.T) {
 // spec returns the protoSpec named n.
 func spec(t *testing.T, n string) protoSpec {
 	t.Helper()
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		if ps.name == n {
 			return ps
 		}
@@ -790,7 +758,8 @@ func TestSlowClientIsNoUpstreamTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if _, err := resp.Body.Read(make([]byte, 1)); err != nil {
+	first := make([]byte, 1)
+	if _, err := resp.Body.Read(first); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the client stops reading: the scenario, not an assertion
@@ -798,8 +767,10 @@ func TestSlowClientIsNoUpstreamTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tail := string(body[max(0, len(body)-600):]); !strings.Contains(tail, "event: completed") || strings.Contains(tail, "upstream_timeout") {
-		t.Errorf("the stream did not complete; it ends with %s", tail)
+	res := result{status: resp.StatusCode, header: resp.Header, body: string(first) + string(body)}
+	read(t, ps, &res)
+	if res.end.kind != "completed" {
+		t.Errorf("the stream did not complete: it ended with %+v", res.end)
 	}
 }
 
@@ -823,7 +794,7 @@ func TestAbortFromAnotherHandler(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)
-			if err == nil || strings.Contains(string(body), msgBrokeOff) {
+			if err == nil || strings.Contains(string(body), protocol.MsgBrokeOff) {
 				t.Errorf("got %d %q (read error %v); want the connection dropped", resp.StatusCode, body, err)
 			}
 		})

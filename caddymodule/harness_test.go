@@ -16,8 +16,12 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
+	"github.com/llmstream/llmstream/transform/protocol"
+	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // Shared helpers of the failure, leak and log tests: a scripted upstream
@@ -261,16 +265,27 @@ func parseSSE(raw string) ([]sseEvent, error) {
 	return events, nil
 }
 
-// protoSpec is one client protocol as the failure tests drive it: the
-// route options and request it needs, and how to read what it delivered.
+// wire is the event as wiretest's readers see one.
+func (e sseEvent) wire() encodertest.SSEEvent {
+	if e.Name == ":comment" {
+		return encodertest.SSEEvent{Comment: true}
+	}
+	return encodertest.SSEEvent{Name: e.Name, Data: e.Data}
+}
+
+// protoSpec is one client protocol as the failure tests drive it: its
+// row's facts, and its client (wiretest), which says what to send and
+// reads what came back.
 type protoSpec struct {
 	name     string // the subtest name
 	protocol string // the llm_stream protocol
-	options  []string
-	request  string
-	// codes reports whether its in-stream error names the code (skillpet's
-	// error event and aisdk's error part carry only a message).
-	codes bool
+	// client is the protocol's client side; nil when wiretest has none,
+	// which fails every test that reads the protocol (collect).
+	client *wiretest.Client
+	// options are the route options the client's request needs (its
+	// request_format, and a model when the body names none).
+	options []string
+	request string
 	// early: the stream opens before the upstream answers, so a refusal is
 	// an error event (CONTRACT §6).
 	early bool
@@ -285,57 +300,41 @@ type protoSpec struct {
 	// reshapes: it passes the refusal's status and headers, its body in
 	// the protocol's own error shape (the row's ReshapeRefusal: anthropic).
 	reshapes bool
-	// missing is a body the request format refuses for a missing member,
-	// with the 400's code and a word of its message.
-	missing [3]string
 }
 
-const streamRequest = `{"model":"client-model","messages":[{"role":"user","content":"hi"}],"stream":true}`
-
-// protoDrivers say how the tests drive each protocol of the table, beyond
-// what its row says: the route options and request, and whether its error
-// event names the code. TestEveryProtocolDriven keeps it complete.
-var protoDrivers = map[string]struct {
-	options []string
-	request string
-	codes   bool
-	// missing overrides the missing-member case: body, code, message
-	// word (default: an OpenAI body without messages).
-	missing [3]string
-}{
-	"gymbro":  {request: streamRequest, codes: true},
-	"jsonseq": {request: streamRequest, codes: true},
-	"skillpet": {options: []string{"request_format skillpet", "model test-model"},
-		request: `{"projectId":"p1","message":"hi"}`},
-	"aisdk":  {request: streamRequest},
-	"openai": {request: streamRequest, codes: true},
-	"responses": {options: []string{"request_format responses"},
-		request: `{"model":"client-model","input":"hi","tools":[{"type":"web_search"}],"stream":true}`, codes: true,
-		missing: [3]string{`{"model":"m","stream":true}`, "missing_input", "input"}},
-	"anthropic": {
-		options: []string{"request_format anthropic"},
-		request: `{"model":"client-model","max_tokens":64,"thinking":{"type":"enabled","budget_tokens":32},"messages":[{"role":"user","content":"hi"}],"stream":true}`,
-		codes:   true,
-	},
+// protoSpecs returns the protocol table's rows as the tests drive them,
+// in table order; a protocol whose client may ask for one JSON body
+// (ClientChoosesStream) is driven that way too, right after. A row without
+// a wiretest client fails the test: nothing could read its responses.
+func protoSpecs(t testing.TB) []protoSpec {
+	t.Helper()
+	for _, ps := range allSpecs {
+		if ps.client == nil {
+			t.Fatalf("protocol %s has no wiretest client: write one from its document", ps.protocol)
+		}
+	}
+	return allSpecs
 }
 
-// protoSpecs are the protocol table's rows as the tests drive them, in
-// table order; a protocol whose client may ask for one JSON body
-// (ClientChoosesStream) is driven that way too, right after.
-var protoSpecs = func() []protoSpec {
+// allSpecs are the rows as protoSpecs returns them, clients or not.
+var allSpecs = func() []protoSpec {
 	var specs []protoSpec
-	for _, row := range pipeline.Protocols() {
-		d := protoDrivers[row.Name]
-		ps := protoSpec{name: row.Name, protocol: row.Name, options: d.options, request: d.request,
-			codes: d.codes, early: row.EarlyStart, stream: true, passes: row.PassRefusals,
-			reshapes: row.ReshapeRefusal != nil, missing: d.missing}
-		if ps.missing[0] == "" {
-			ps.missing = [3]string{`{"model":"m","stream":true}`, "missing_messages", "messages"}
+	for _, row := range protocol.Protocols() {
+		ps := protoSpec{name: row.Name, protocol: row.Name, early: row.EarlyStart, stream: true,
+			passes: row.PassRefusals, reshapes: row.ReshapeRefusal != nil}
+		if c, err := wiretest.For(row.Name); err == nil {
+			ps.client, ps.request = c, c.Request
+			if f, ok := protocol.LookupRequestFormat(c.RequestFormat); ok && c.RequestFormat != "" {
+				ps.options = append(ps.options, "request_format "+f.Name)
+				if f.NoModel {
+					ps.options = append(ps.options, "model test-model")
+				}
+			}
 		}
 		specs = append(specs, ps)
 		if row.ClientChoosesStream {
 			ps.name, ps.stream, ps.early, ps.variant = row.Name+"_json", false, false, true
-			ps.request = strings.Replace(d.request, `"stream":true`, `"stream":false`, 1)
+			ps.request = strings.Replace(ps.request, `"stream":true`, `"stream":false`, 1)
 			specs = append(specs, ps)
 		}
 	}
@@ -343,9 +342,9 @@ var protoSpecs = func() []protoSpec {
 }()
 
 // routeSpecs are protoSpecs without the variants: one per route.
-func routeSpecs() []protoSpec {
+func routeSpecs(t testing.TB) []protoSpec {
 	var specs []protoSpec
-	for _, ps := range protoSpecs {
+	for _, ps := range protoSpecs(t) {
 		if !ps.variant {
 			specs = append(specs, ps)
 		}
@@ -353,12 +352,12 @@ func routeSpecs() []protoSpec {
 	return specs
 }
 
-// TestEveryProtocolDriven checks that the failure tests drive every row of
-// the protocol table: a new protocol must say how.
+// TestEveryProtocolDriven checks that the failure tests can drive every
+// row of the protocol table: a new protocol comes with its client.
 func TestEveryProtocolDriven(t *testing.T) {
-	for _, row := range pipeline.Protocols() {
-		if d, ok := protoDrivers[row.Name]; !ok || d.request == "" {
-			t.Errorf("protocol %q has no entry in protoDrivers", row.Name)
+	for _, row := range protocol.Protocols() {
+		if _, err := wiretest.For(row.Name); err != nil {
+			t.Error(err)
 		}
 	}
 }
@@ -370,9 +369,8 @@ type result struct {
 	body   string
 	events []sseEvent // for an event stream
 	answer string     // the answer text delivered
-	all    string     // every text delivered: answer and reasoning
+	all    string     // every text delivered: reasoning and answer
 	end    outcome
-	last   int // index of the terminal event in events, -1 if none
 	// recorded is the outcome the handler logged and counted the stream
 	// with, and elapsed the time from sending the request to the end of
 	// the response (exchange only).
@@ -397,112 +395,23 @@ func collect(t *testing.T, ps protoSpec, resp *http.Response) result {
 	if err != nil {
 		t.Fatalf("reading the response: %v (after %d bytes: %q)", err, len(raw), raw)
 	}
-	res := result{status: resp.StatusCode, header: resp.Header, body: string(raw), last: -1}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	res := result{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+	if res.isStream() {
 		if res.events, err = parseSSE(res.body); err != nil {
 			t.Fatalf("%v\nwhole body:\n%s", err, raw)
 		}
-		readStream(t, ps, &res)
-		return res
 	}
-	readJSON(t, &res)
+	read(t, ps, &res)
 	return res
 }
 
-// readJSON decodes a body that is one JSON value: an error object (the
-// OpenAI shape {"error":{"message","code"}}, skillpet's
-// {"error":"CODE","message"} or Anthropic's {"type":"error","error":
-// {"type","message","details":{"error_code"}}}), a chat.completion or an
-// Anthropic Message.
-func readJSON(t *testing.T, res *result) {
-	t.Helper()
-	var v struct {
-		Type    string          `json:"type"`
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Object  string          `json:"object"`
-		Choices []struct {
-			Message struct {
-				Content          string `json:"content"`
-				ReasoningContent string `json:"reasoning_content"`
-			} `json:"message"`
-		} `json:"choices"`
-		Status  string           `json:"status"`
-		Output  []responseOutput `json:"output"`
-		Content []struct {
-			Type, Text, Thinking string
-		} `json:"content"`
-	}
-	if err := json.Unmarshal([]byte(res.body), &v); err != nil {
-		return // not JSON (a refusal passed through): the case checks the body
-	}
-	var code string
-	var obj struct{ Message, Code string }
-	var anthropicErr struct {
-		Message string
-		Details struct {
-			ErrorCode string `json:"error_code"`
-		}
-	}
-	switch {
-	case v.Object == "response":
-		// A Response (responses, stream: false) has "error": null.
-		if v.Status == "completed" || v.Status == "incomplete" {
-			res.end = outcome{kind: "completed"}
-		}
-		for _, o := range v.Output {
-			res.answer += o.text("message")
-			res.all += o.text("")
-		}
-	case v.Type == "error" && json.Unmarshal(v.Error, &anthropicErr) == nil:
-		res.end = outcome{kind: "error", code: anthropicErr.Details.ErrorCode, message: anthropicErr.Message}
-	case v.Type == "message":
-		res.end = outcome{kind: "completed"}
-		var all strings.Builder
-		for _, b := range v.Content {
-			res.answer += b.Text
-			all.WriteString(b.Thinking + b.Text)
-		}
-		res.all = all.String()
-	case json.Unmarshal(v.Error, &code) == nil:
-		res.end = outcome{kind: "error", code: code, message: v.Message}
-	case json.Unmarshal(v.Error, &obj) == nil && len(v.Error) > 0 && v.Error[0] == '{':
-		res.end = outcome{kind: "error", code: obj.Code, message: obj.Message}
-	case v.Object == "chat.completion" && len(v.Choices) > 0:
-		res.end = outcome{kind: "completed"}
-		res.answer = v.Choices[0].Message.Content
-		res.all = v.Choices[0].Message.ReasoningContent + res.answer
-	}
+// isStream reports whether the response is an event stream.
+func (res *result) isStream() bool {
+	return strings.HasPrefix(res.header.Get("Content-Type"), "text/event-stream")
 }
 
-// responseOutput is an output item of a Responses API Response.
-type responseOutput struct {
-	Type    string `json:"type"`
-	Content []struct {
-		Text string `json:"text"`
-	} `json:"content"`
-	Summary []struct {
-		Text string `json:"text"`
-	} `json:"summary"`
-}
-
-// text returns the item's texts if it is of type typ ("" for any).
-func (o responseOutput) text(typ string) string {
-	if typ != "" && o.Type != typ {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range o.Summary {
-		b.WriteString(p.Text)
-	}
-	for _, p := range o.Content {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
-// reporter is what readStream needs of a *testing.T, so that the leak
-// test's workers can collect its complaints instead.
+// reporter is what read needs of a *testing.T, so that the leak test's
+// workers can collect its complaints instead.
 type reporter interface {
 	Helper()
 	Errorf(format string, args ...any)
@@ -516,146 +425,31 @@ func (e *errorList) Errorf(format string, args ...any) {
 	*e = append(*e, fmt.Sprintf(format, args...))
 }
 
-// readStream finds the answer text and the terminal event of an event
-// stream in ps's protocol.
-func readStream(t reporter, ps protoSpec, res *result) {
+// read reads res.body as ps's client does (wiretest): an event stream,
+// which must keep every rule of the protocol, or one JSON body, the whole
+// reply or an error in the protocol's shape. A JSON body in no shape of
+// the protocol's is a refusal passed through as the upstream sent it: its
+// case checks the body itself.
+func read(t reporter, ps protoSpec, res *result) {
 	t.Helper()
-	var answer, all strings.Builder
-	end := func(i int, o outcome) {
-		if res.last >= 0 {
-			t.Errorf("a second terminal event (%d, after %d): %+v", i, res.last, res.events[i])
-		}
-		res.last, res.end = i, o
+	if ps.client == nil {
+		t.Errorf("protocol %s has no wiretest client to read its response", ps.protocol)
+		return
 	}
-	seq := 0.0
-	for i, ev := range res.events {
-		if ev.Name == ":comment" || ev.Data == "[DONE]" {
-			continue
+	// The response echoes the request's id (CONTRACT §5); a stream that
+	// repeats it in its events must repeat that one.
+	meta := transform.Meta{Stream: res.isStream(), RequestID: res.header.Get("X-Request-Id")}
+	seen, err := ps.client.Read([]byte(res.body), meta)
+	if err != nil {
+		if meta.Stream {
+			t.Errorf("the %s stream breaks its protocol's rules: %v\nwhole body:\n%s", ps.protocol, err, res.body)
 		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(ev.Data), &m); err != nil {
-			t.Errorf("event %s: data is not a JSON object: %v: %s", ev.Name, err, ev.Data)
-			continue
-		}
-		str := func(k string) string { s, _ := m[k].(string); return s }
-		switch ps.protocol {
-		case "gymbro", "jsonseq":
-			switch ev.Name {
-			case "content_delta":
-				answer.WriteString(str("delta"))
-				all.WriteString(str("delta"))
-			case "final_delta":
-				answer.WriteString(str("text"))
-				all.WriteString(str("text"))
-			case "phase_delta":
-				all.WriteString(str("text"))
-			case "completed":
-				end(i, outcome{kind: "completed"})
-			case "error":
-				end(i, outcome{kind: "error", code: str("code"), message: str("message")})
-			}
-		case "skillpet":
-			switch ev.Name {
-			case "token":
-				answer.WriteString(str("content"))
-				all.WriteString(str("content"))
-			case "thinking":
-				all.WriteString(str("content"))
-			case "done":
-				end(i, outcome{kind: "completed"})
-			case "error":
-				end(i, outcome{kind: "error", message: str("message")})
-			}
-		case "aisdk":
-			switch str("type") {
-			case "text-delta":
-				answer.WriteString(str("delta"))
-				all.WriteString(str("delta"))
-			case "reasoning-delta":
-				all.WriteString(str("delta"))
-			case "finish":
-				end(i, outcome{kind: "completed"})
-			case "error":
-				end(i, outcome{kind: "error", message: str("errorText")})
-			}
-		case "responses":
-			// Every event is named like its type and numbered from 0; a
-			// failure is response.failed, then the error event, last.
-			if ev.Name != str("type") || m["sequence_number"] != seq {
-				t.Errorf("event %s: type %v, sequence_number %v, want %v", ev.Name, m["type"], m["sequence_number"], seq)
-			}
-			seq++
-			switch ev.Name {
-			case "response.output_text.delta":
-				answer.WriteString(str("delta"))
-				all.WriteString(str("delta"))
-			case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
-				all.WriteString(str("delta"))
-			case "response.completed", "response.incomplete":
-				end(i, outcome{kind: "completed"})
-			case "error":
-				if i == 0 || res.events[i-1].Name != "response.failed" {
-					t.Errorf("the error event does not follow response.failed")
-				}
-				end(i, outcome{kind: "error", code: str("code"), message: str("message")})
-			}
-		case "anthropic":
-			switch ev.Name {
-			case "content_block_delta":
-				d, _ := m["delta"].(map[string]any)
-				s, _ := d["text"].(string)
-				answer.WriteString(s)
-				all.WriteString(s)
-				s, _ = d["thinking"].(string)
-				all.WriteString(s)
-			case "message_stop":
-				end(i, outcome{kind: "completed"})
-			case "error":
-				e, _ := m["error"].(map[string]any)
-				details, _ := e["details"].(map[string]any)
-				c, _ := details["error_code"].(string)
-				msg, _ := e["message"].(string)
-				end(i, outcome{kind: "error", code: c, message: msg})
-			}
-		case "openai":
-			if e, ok := m["error"].(map[string]any); ok {
-				c, _ := e["code"].(string)
-				msg, _ := e["message"].(string)
-				end(i, outcome{kind: "error", code: c, message: msg})
-				continue
-			}
-			choices, _ := m["choices"].([]any)
-			if len(choices) == 0 {
-				continue
-			}
-			c, _ := choices[0].(map[string]any)
-			d, _ := c["delta"].(map[string]any)
-			if s, ok := d["content"].(string); ok {
-				answer.WriteString(s)
-				all.WriteString(s)
-			}
-			if s, ok := d["reasoning_content"].(string); ok {
-				all.WriteString(s)
-			}
-		}
+		return
 	}
-	res.answer, res.all = answer.String(), all.String()
-	// The terminal event is the last one, but for aisdk's and responses'
-	// data: [DONE] after it (the Open Responses spec's last data); an
-	// openai stream that completed ends with [DONE] itself.
-	n := len(res.events)
-	if ps.protocol == "openai" && res.last < 0 && n > 0 && res.events[n-1].Data == "[DONE]" {
-		res.last, res.end = n-1, outcome{kind: "completed"}
-	}
-	want := n - 1
-	if ps.protocol == "aisdk" || ps.protocol == "responses" && res.last >= 0 {
-		want = n - 2
-		if n == 0 || res.events[n-1].Data != "[DONE]" {
-			t.Errorf("the %s stream does not end with data: [DONE]", ps.protocol)
-		}
-	}
-	if res.last >= 0 && res.last != want {
-		t.Errorf("events after the terminal one: %+v", res.events[res.last+1:])
+	res.answer, res.all = seen.Answer, seen.Reasoning+seen.Answer
+	res.end = outcome{kind: "completed"}
+	if seen.Failed {
+		res.end = outcome{kind: "error", code: seen.Code, message: seen.Message}
 	}
 }
 
@@ -671,7 +465,7 @@ func wantEnd(t *testing.T, ps protoSpec, res result, status int, kind, code, msg
 		t.Errorf("ended with %+v, want %s; body:\n%s", res.end, kind, res.body)
 	}
 	inStream := strings.HasPrefix(res.header.Get("Content-Type"), "text/event-stream")
-	if code != "" && (ps.codes || !inStream) && res.end.code != code {
+	if code != "" && (ps.client.Codes || !inStream) && res.end.code != code {
 		t.Errorf("code %q, want %q; body:\n%s", res.end.code, code, res.body)
 	}
 	if !strings.Contains(res.end.message, msg) {

@@ -53,6 +53,11 @@ func (h *Handler) record(r *http.Request, meta transform.Meta, leftOut string, p
 	if leftOut != "" {
 		fields = append(fields, zap.String("left_out", leftOut))
 	}
+	if sum.Rounds > 1 || sum.ServerCalls > 0 {
+		// The agent loop (CONTRACT.md §12): counts only, never what the
+		// tools were given or returned.
+		fields = append(fields, zap.Int("rounds", sum.Rounds), zap.Int("server_calls", sum.ServerCalls))
+	}
 	if len(sum.Retries) > 0 {
 		// Codes only: a failure's detail may quote the reply.
 		fields = append(fields, zap.Int("retries", len(sum.Retries)), zap.Strings("retry_reasons", sum.Retries))

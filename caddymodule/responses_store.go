@@ -70,6 +70,16 @@ func (h *Handler) provisionResponses(ctx caddy.Context, cs *config.ConversationS
 	return nil
 }
 
+// close lets go of the route's Redis client (the last route using it
+// closes it).
+func (c *responsesRoute) close() error {
+	if c == nil || c.poolKey == "" {
+		return nil
+	}
+	_, err := redisStores.Delete(c.poolKey)
+	return err
+}
+
 // getSealer returns the route's compaction sealer, reading (or making)
 // the store's secret the first time.
 func (c *responsesRoute) getSealer(ctx context.Context) (*responses.Sealer, error) {

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // streamWriter sits between reverse_proxy and the client. When the upstream
@@ -26,9 +28,10 @@ import (
 // stream holds mu.
 type streamWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	h         *Handler
 	p         *pipeline.Pipeline
-	proto     *pipeline.Protocol
+	proto     *protocol.Protocol
+	idle      time.Duration // idle_timeout, named in its refusal
+	logger    *zap.Logger
 	stream    bool   // the client gets an event stream (not one JSON body)
 	requestID string // echoed in X-Request-Id
 	cancel    context.CancelCauseFunc
@@ -50,7 +53,7 @@ type streamWriter struct {
 	errStatus int    // a refused upstream's status
 	errBody   []byte // … and the start of its body
 	// errRefusal is why a 2xx body cannot be used (Code is "" when it can).
-	errRefusal pipeline.Refusal
+	errRefusal protocol.Refusal
 	// reshape: the refusal being collected is to be passed through in the
 	// protocol's own error shape (Protocol.ReshapeRefusal).
 	reshape  bool
@@ -64,7 +67,7 @@ const (
 	modeWaiting     writerMode = iota // the upstream has not answered
 	modeStreaming                     // a 2xx reply is being re-encoded
 	modeRefused                       // a non-2xx reply is being collected
-	modePassthrough                   // an openai route passes a refusal through as is
+	modePassthrough                   // a refusal passed through as is (the row's PassRefusals)
 )
 
 // maxErrBody bounds what is kept of a refused upstream's body to find its
@@ -82,16 +85,27 @@ var errClientGone = errors.New("llm_stream: the client connection is gone")
 // cannot end while the proxy still reads the upstream body.
 const doneGrace = time.Second
 
+// writerRoute is what a stream's writer needs of its route: the protocol,
+// the timers' settings and clock, and the log for what the client is not
+// told.
+type writerRoute struct {
+	proto           *protocol.Protocol
+	idle, heartbeat time.Duration
+	clock           clock // nil is the system's
+	logger          *zap.Logger
+}
+
 // newStreamWriter returns the writer of one request's response to w. The
 // upstream request runs under a context that cancel ends; client is the
 // client's own request context.
-func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, meta transform.Meta, client context.Context, cancel context.CancelCauseFunc) *streamWriter {
+func newStreamWriter(w http.ResponseWriter, route writerRoute, p *pipeline.Pipeline, meta transform.Meta, client context.Context, cancel context.CancelCauseFunc) *streamWriter {
 	sw := &streamWriter{
 		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
 		upstream:              make(http.Header),
-		h:                     h,
 		p:                     p,
-		proto:                 h.proto,
+		proto:                 route.proto,
+		idle:                  route.idle,
+		logger:                route.logger,
 		stream:                meta.Stream,
 		requestID:             meta.RequestID,
 		cancel:                cancel,
@@ -99,9 +113,9 @@ func newStreamWriter(w http.ResponseWriter, h *Handler, p *pipeline.Pipeline, me
 	}
 	var beat time.Duration
 	if sw.stream { // one JSON body has nothing to keep alive
-		beat = h.settings.Heartbeat
+		beat = route.heartbeat
 	}
-	sw.keep = newKeepalive(&sw.mu, h.clock, h.settings.IdleTimeout, beat)
+	sw.keep = newKeepalive(&sw.mu, route.clock, route.idle, beat)
 	sw.keep.ended, sw.keep.onIdle, sw.keep.onRelease, sw.keep.onBeat = p.Ended, sw.idleTimeout, sw.release, sw.heartbeat
 	sw.keep.replyDone = sw.replyDone
 	return sw
@@ -128,8 +142,8 @@ func (sw *streamWriter) writeHeader(status int) {
 		// The idle timer ended the stream before the upstream answered, or
 		// the client left. Either cancelled the upstream request, so this
 		// is the proxy recording 499 for that (reverseproxy.go, caddy#7396),
-		// not an upstream answer: passed through, an openai client would
-		// get 499 instead of its 504.
+		// not an upstream answer: passed through, a client of a protocol
+		// that passes refusals would get 499 instead of its 504.
 		return
 	}
 	sw.keep.upstreamActive()
@@ -139,7 +153,8 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.mode = modeStreaming
 		sw.out = sw.p.Start(sw.out[:0], h.Get("Content-Type"), h.Get("X-Request-Id"))
 		if sw.stream {
-			// One JSON body (an openai client that asked for no stream)
+			// One JSON body (a client that asked for no stream, where the
+			// row's ClientChoosesStream lets it)
 			// commits at the end, when its status is known: a reply that
 			// breaks off must still be able to answer 502.
 			sw.commit(http.StatusOK)
@@ -149,7 +164,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		// Compressed despite our Accept-Encoding: identity; there is no
 		// text to parse.
 		sw.mode, sw.errStatus = modeRefused, status
-		sw.errRefusal = pipeline.CompressedRefusal(status, h.Get("Content-Encoding"))
+		sw.errRefusal = protocol.CompressedRefusal(status, h.Get("Content-Encoding"))
 	case sw.proto.PassesRefusal(sw.committed) && sw.proto.ReshapeRefusal != nil:
 		// Passed through with its status and headers, but in the
 		// protocol's error shape: its body is collected first.
@@ -158,7 +173,7 @@ func (sw *streamWriter) writeHeader(status int) {
 		sw.mode = modePassthrough
 		// Only to record the outcome for the log and metrics, which would
 		// otherwise count the refusal as client_gone; the output is unused.
-		sw.p.Fail(nil, transform.CodeProviderError, pipeline.UpstreamMessage(status, nil))
+		sw.p.Fail(nil, transform.CodeProviderError, protocol.UpstreamMessage(status, nil))
 		copyHeaders(sw.ResponseWriterWrapper.Header(), h, "X-Request-Id")
 		sw.ResponseWriterWrapper.Header().Set("X-Request-Id", sw.requestID)
 		sw.ResponseWriterWrapper.WriteHeader(status)
@@ -233,8 +248,8 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// send writes and flushes the encoder's output. Without a stream (an openai
-// client that asked for one JSON body) nothing goes out before the end.
+// send writes and flushes the encoder's output. Without a stream (a client
+// that asked for one JSON body) nothing goes out before the end.
 func (sw *streamWriter) send() {
 	if len(sw.out) == 0 || sw.gone || !sw.stream && !sw.p.Ended() {
 		return
@@ -314,8 +329,8 @@ func (sw *streamWriter) ReadFrom(r io.Reader) (int64, error) {
 type writerOnly struct{ io.Writer }
 
 // open starts the client's stream before the upstream answers, for
-// protocols that report refusals in-stream (EarlyStart: gymbro, jsonseq,
-// aisdk): the headers go out at once and heartbeats cover the wait.
+// protocols that report refusals in-stream (the row's EarlyStart): the
+// headers go out at once and heartbeats cover the wait.
 func (sw *streamWriter) open() {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()

@@ -8,17 +8,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/transform"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // How a stream ends (CONTRACT §6): the end of a streamed reply, or the
 // refusal, timeout or failure that prevented one. The answers themselves
 // (status, code, message) are pipeline's refusal policy; these methods
 // decide which applies from what the writer saw, and write it.
-
-// msgBrokeOff is the error message for an upstream body that failed
-// mid-reply.
-const msgBrokeOff = pipeline.MsgBrokeOff
 
 // finish ends the client's response after the proxy returned: the end of a
 // streamed reply, or the refusal or failure that prevented one.
@@ -35,10 +31,12 @@ func (sw *streamWriter) finish(proxyErr error) {
 		return
 	case sw.p.RetryPending(): // the retry ends it (writer_retry.go)
 		return
+	case sw.p.ToolsPending(): // the loop goes on (writer_loop.go)
+		return
 	case sw.clientLeft():
 		return
 	case sw.timedOut:
-		sw.refuse(pipeline.IdleRefusal(sw.h.settings.IdleTimeout))
+		sw.refuse(protocol.IdleRefusal(sw.idle))
 	case sw.mode == modeStreaming:
 		sw.out = sw.p.Close(sw.out[:0])
 		sw.send()
@@ -72,9 +70,9 @@ func (sw *streamWriter) abort() bool {
 		// of the body; skillpet must get its 502, not a stream.
 		sw.refuseUpstream()
 	case !sw.committed && !sw.stream:
-		sw.refuse(pipeline.BrokeOffRefusal())
+		sw.refuse(protocol.BrokeOffRefusal())
 	default:
-		r := pipeline.BrokeOffRefusal()
+		r := protocol.BrokeOffRefusal()
 		sw.out = sw.p.Fail(sw.out[:0], r.Code, r.Message)
 		sw.send()
 	}
@@ -94,7 +92,7 @@ func (sw *streamWriter) idleTimeout() {
 		// with what came of the body.
 		sw.refuseUpstream()
 	case sw.committed || sw.mode == modeStreaming:
-		r := pipeline.IdleRefusal(sw.h.settings.IdleTimeout)
+		r := protocol.IdleRefusal(sw.idle)
 		sw.out = sw.p.Fail(sw.out[:0], r.Code, r.Message)
 		sw.send()
 	}
@@ -122,7 +120,7 @@ func (sw *streamWriter) refuseUpstream() {
 	}
 	r := sw.errRefusal
 	if r.Code == "" {
-		r = pipeline.UpstreamRefusal(sw.errStatus, sw.errBody)
+		r = protocol.UpstreamRefusal(sw.errStatus, sw.errBody)
 	}
 	sw.refuse(r)
 }
@@ -132,9 +130,9 @@ func (sw *streamWriter) refuseUpstream() {
 // message the upstream gave (Protocol.ReshapeRefusal): the client's SDK
 // then retries what the upstream said to retry, and reads the error.
 func (sw *streamWriter) passReshaped() {
-	full := pipeline.UpstreamMessage(sw.errStatus, sw.errBody)
+	full := protocol.UpstreamMessage(sw.errStatus, sw.errBody)
 	sw.p.Fail(nil, transform.CodeProviderError, full) // the outcome, for the log and metrics
-	msg := pipeline.ErrorMessage(sw.errBody)
+	msg := protocol.ErrorMessage(sw.errBody)
 	if msg == "" {
 		msg = full
 	}
@@ -156,9 +154,9 @@ func (sw *streamWriter) unreachable(proxyErr error) {
 		status = he.StatusCode
 	}
 	if proxyErr != nil {
-		sw.h.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
+		sw.logger.Warn("upstream unreachable", zap.String("request_id", sw.requestID), zap.Error(proxyErr))
 	}
-	sw.refuse(pipeline.UnreachableRefusal(status))
+	sw.refuse(protocol.UnreachableRefusal(status))
 }
 
 // clientLeft reports whether the client went away, and if so marks the
@@ -178,7 +176,7 @@ func (sw *streamWriter) clientLeft() bool {
 // refuse ends a request whose upstream never streamed: in-stream for
 // protocols whose stream is open, else with the HTTP status and JSON body
 // the protocol names (CONTRACT §6).
-func (sw *streamWriter) refuse(r pipeline.Refusal) {
+func (sw *streamWriter) refuse(r protocol.Refusal) {
 	if sw.proto.InStream(sw.stream, sw.committed) {
 		sw.out = sw.p.Fail(sw.out[:0], r.Code, r.Message)
 		sw.send()

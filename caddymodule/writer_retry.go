@@ -2,9 +2,7 @@ package caddymodule
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -17,8 +15,10 @@ import (
 
 // replyDone reports whether the current upstream reply needs no more
 // bytes: the stream ended, or the reply failed its validation and the
-// retry is due.
-func (sw *streamWriter) replyDone() bool { return sw.p.Ended() || sw.p.RetryPending() }
+// retry is due, or it called tools the gateway runs (writer_loop.go).
+func (sw *streamWriter) replyDone() bool {
+	return sw.p.Ended() || sw.p.RetryPending() || sw.p.ToolsPending()
+}
 
 // retryDue returns the turn to append for the retry and the failure code
 // that asks for it, and false when no retry is due (the reply passed, or
@@ -33,22 +33,14 @@ func (sw *streamWriter) retryDue() (request.RetryTurn, string, bool) {
 }
 
 // nextAttempt readies the writer for the retry's upstream response, whose
-// request runs under a context that cancel ends. The previous upstream
-// request, whose reply is over, is let go. It reports false when the
-// client left meanwhile: the retry is not sent.
+// request runs under a context that cancel ends (nextReply). It reports
+// false when the client left meanwhile: the retry is not sent.
 func (sw *streamWriter) nextAttempt(cancel context.CancelCauseFunc) bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	sw.cancel(errUpstreamDone)
-	sw.cancel = cancel
-	if sw.gone || sw.clientLeft() {
+	if !sw.nextReply(cancel) {
 		return false
 	}
 	sw.p.NextAttempt()
-	sw.mode = modeWaiting
-	sw.upstream = make(http.Header)
-	sw.errStatus, sw.errBody, sw.errRefusal = 0, sw.errBody[:0], pipeline.Refusal{}
-	sw.timedOut = false
-	sw.keep.newReply()
 	return true
 }

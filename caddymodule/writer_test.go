@@ -19,10 +19,10 @@ import (
 
 	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/transform"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
-// The writer's failure table (CONTRACT §6, README "Failure behaviour"),
+// The writer's failure table (CONTRACT §6, docs/operations.md "Failure behaviour"),
 // in the style of Caddy's encode/sse_test.go: the handler is provisioned
 // and served with a scripted next that plays reverse_proxy's part, and
 // httptest records what reaches the client. Every case runs for every row
@@ -42,14 +42,14 @@ import (
 // writerVariant is one protocol row, as one kind of client uses it.
 type writerVariant struct {
 	name   string
-	proto  *pipeline.Protocol
+	proto  *protocol.Protocol
 	stream bool // the client gets an event stream (not one JSON body)
 }
 
 // writerVariants iterates the protocol table.
 func writerVariants() []writerVariant {
 	var vs []writerVariant
-	for _, pr := range pipeline.Protocols() {
+	for _, pr := range protocol.Protocols() {
 		vs = append(vs, writerVariant{name: pr.Name, proto: pr, stream: true})
 		if pr.ClientChoosesStream {
 			vs = append(vs, writerVariant{name: pr.Name + "_json", proto: pr})
@@ -457,9 +457,9 @@ func checkWriterCase(t *testing.T, v writerVariant, c writerCase, res writerResu
 		wantStatus(t, res, res.play.status)
 		wantJSONHeaders(t, hdr)
 		sent := []byte(res.play.sent.String())
-		msg := pipeline.ErrorMessage(sent)
+		msg := protocol.ErrorMessage(sent)
 		if msg == "" {
-			msg = pipeline.UpstreamMessage(res.play.status, sent)
+			msg = protocol.UpstreamMessage(res.play.status, sent)
 		}
 		if want := v.proto.ReshapeRefusal(nil, res.play.status, msg); res.body != string(want) {
 			t.Errorf("body %s, want %s", res.body, want)
@@ -666,7 +666,7 @@ func writerCases() []writerCase {
 
 		// The upstream breaks off mid-stream.
 		{name: "dropped_mid_stream", code: "upstream_error", status: http.StatusBadGateway, writerRefusesOneBody: true,
-			answer: "Hello brave world", msg: msgBrokeOff, script: func(px *proxyPlay) error {
+			answer: "Hello brave world", msg: protocol.MsgBrokeOff, script: func(px *proxyPlay) error {
 				px.sse()
 				px.body(roleChunk, content("Hello "), content("brave "), content("world"))
 				px.abort()

@@ -101,7 +101,6 @@ const (
 	DefaultResponsesHistoryItems = 1000
 	DefaultResponsesHistoryBytes = 8 << 20
 	ClearPathSuffix              = "/conversation/{projectId}"
-	ProjectIDPlaceholder         = "{projectId}"
 	minLease                     = time.Second
 )
 

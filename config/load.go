@@ -3,12 +3,13 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/texttools"
 	"github.com/llmstream/llmstream/transform/validate"
@@ -29,11 +30,11 @@ const (
 
 // The accepted values of the enumerated settings, in the order error
 // messages list them: the request formats, formats and protocols are the
-// rows of their tables (transform/pipeline, transform/format).
+// rows of their tables (transform/protocol, transform/format).
 var (
 	requestFormats = func() []string {
 		var names []string
-		for _, f := range pipeline.RequestFormats() {
+		for _, f := range protocol.RequestFormats() {
 			names = append(names, f.Name)
 		}
 		return names
@@ -56,7 +57,7 @@ var (
 	}()
 	protocols = func() []string {
 		var names []string
-		for _, p := range pipeline.Protocols() {
+		for _, p := range protocol.Protocols() {
 			names = append(names, p.Name)
 		}
 		return names
@@ -72,12 +73,15 @@ type Settings struct {
 	// text_tools convention, "" when off.
 	ThinkTags transform.ThinkTags
 	TextTools string
+	// ThinkPrefilled are the think_prefilled patterns, compiled
+	// case-insensitive.
+	ThinkPrefilled []*regexp.Regexp
 	// Protocol is the validated protocol name.
 	Protocol string
 	// Request and Proto are the rows of the request format and the
 	// protocol.
 	Request *request.Format
-	Proto   *pipeline.Protocol
+	Proto   *protocol.Protocol
 	// Prompt is the system prompt: the SystemPrompt files, then
 	// SystemPromptText, joined by blank lines. Its placeholders are not
 	// expanded; the Caddy layer expands them per request. "" means none.
@@ -108,6 +112,9 @@ type Settings struct {
 	Validate *ValidateSettings
 	// Conversation is the route's conversation settings; nil without one.
 	Conversation *ConversationSettings
+	// ToolServers is the tools block, checked (its defaults through its
+	// methods); nil without one.
+	ToolServers *ToolServers
 }
 
 // ParserOptions returns the options for this route's format parser.
@@ -117,6 +124,7 @@ func (s *Settings) ParserOptions() transform.ParserOptions {
 		ReasoningTitle: s.ReasoningTitle,
 		FallbackText:   s.FallbackText,
 		ThinkTags:      s.ThinkTags,
+		ThinkPrefilled: s.ThinkPrefilled,
 		TextTools:      s.TextTools,
 	}
 }
@@ -174,6 +182,12 @@ func (r *Route) Load(root string) (*Settings, error) {
 			return nil, err
 		}
 	}
+	if r.ToolServers != nil {
+		if err := r.ToolServers.Check(); err != nil {
+			return nil, err
+		}
+		s.ToolServers = r.ToolServers
+	}
 	s.Shaper = request.Shaper{
 		Format:     s.Request,
 		Mode:       s.PromptMode,
@@ -201,8 +215,8 @@ func (s *Settings) checkNames() error {
 	if err := oneOf("protocol", "protocol", s.Protocol, protocols); err != nil {
 		return err
 	}
-	s.Request, _ = pipeline.LookupRequestFormat(s.RequestFormat)
-	s.Proto, _ = pipeline.LookupProtocol(s.Protocol)
+	s.Request, _ = protocol.LookupRequestFormat(s.RequestFormat)
+	s.Proto, _ = protocol.Lookup(s.Protocol)
 	// A body that names no model (skillpet, aisdk) needs the route's: an
 	// OpenAI upstream refuses a request without one (CONTRACT.md §3 model).
 	if s.Model == "" && s.Request.NoModel {
@@ -218,6 +232,19 @@ func (s *Settings) checkRawServed(r *Route) error {
 		return err
 	}
 	s.ThinkTags, _ = transform.ParseThinkTags(tt)
+	if len(r.ThinkPrefilled) > 0 && s.ThinkTags != transform.ThinkTagsAuto {
+		return errorf("think_prefilled", "think_prefilled applies to think_tags auto, not %s", tt)
+	}
+	for _, pat := range r.ThinkPrefilled {
+		if pat == "" {
+			return errorf("think_prefilled", "think_prefilled: an empty pattern would match every model")
+		}
+		re, err := regexp.Compile("(?i)" + pat)
+		if err != nil {
+			return errorf("think_prefilled", "think_prefilled: bad pattern %q: %v", pat, err)
+		}
+		s.ThinkPrefilled = append(s.ThinkPrefilled, re)
+	}
 	tools := orDefault(r.TextTools, DefaultTextTools)
 	if err := oneOf("text_tools", "convention", tools, textTools); err != nil {
 		return err

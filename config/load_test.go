@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
-	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -20,7 +20,7 @@ func dur(d time.Duration) *Duration { v := Duration(d); return &v }
 
 func TestLoadDefaults(t *testing.T) {
 	s, err := (&Route{Protocol: "gymbro"}).Load("")
-	gymbro, _ := pipeline.LookupProtocol("gymbro")
+	gymbro, _ := protocol.Lookup("gymbro")
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -117,6 +117,9 @@ func TestLoadErrors(t *testing.T) {
 		{"protocol_unknown", Route{Protocol: "gymbo"}, "protocol", `protocol: unknown protocol "gymbo" (want ` + list(protocols) + ")"},
 		{"format_unknown", Route{Protocol: "openai", Format: "xml"}, "format", `format: unknown format "xml" (want ` + list(formats) + ")"},
 		{"think_tags_unknown", Route{Protocol: "openai", ThinkTags: "on"}, "think_tags", `think_tags: unknown setting "on" (want auto, prefilled or off)`},
+		{"think_prefilled_bad", Route{Protocol: "openai", ThinkPrefilled: []string{"ok", "a(b"}}, "think_prefilled", `think_prefilled: bad pattern "a(b": …`},
+		{"think_prefilled_empty", Route{Protocol: "openai", ThinkPrefilled: []string{""}}, "think_prefilled", "think_prefilled: an empty pattern would match every model"},
+		{"think_prefilled_not_auto", Route{Protocol: "openai", ThinkTags: "prefilled", ThinkPrefilled: []string{"x"}}, "think_prefilled", "think_prefilled applies to think_tags auto, not prefilled"},
 		{"text_tools_unknown", Route{Protocol: "openai", TextTools: "qwen"}, "text_tools", `text_tools: unknown convention "qwen" (want ` + list(textTools) + ")"},
 		{"request_format_unknown", Route{Protocol: "openai", RequestFormat: "xml"}, "request_format", `request_format: unknown request format "xml" (want ` + list(requestFormats) + ")"},
 		{"mode_unknown", Route{Protocol: "openai", SystemPromptMode: "insert"}, "system_prompt_mode", `system_prompt_mode: unknown mode "insert" (want prepend, append or replace)`},

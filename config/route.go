@@ -16,7 +16,7 @@ type Route struct {
 	// chat-completions request) or the name of a protocol that has a body
 	// of its own, such as "skillpet" (the skillpet POST /stream body,
 	// specs/002 §2.3) or "aisdk" (what the AI SDK's useChat posts); the
-	// protocol table (transform/pipeline) lists them. Default "openai".
+	// protocol table (transform/protocol) lists them. Default "openai".
 	RequestFormat string `json:"request_format,omitempty"`
 
 	// SystemPrompt lists files whose contents make the system prompt,
@@ -74,8 +74,9 @@ type Route struct {
 	// SGLang without a reasoning parser): "auto" takes a <think>…</think>
 	// block at the start of the content as reasoning, and reads a model
 	// whose chat template opens <think> in the prompt (DeepSeek-R1 and its
-	// distills, QwQ, Qwen3 *-Thinking-2507: transform/thinktags Families,
-	// by the model name the upstream reports) as "prefilled";
+	// distills, QwQ, Qwen3 *-Thinking-2507, Qwen3.5, DeepSeek-V3.2,
+	// MiniMax-M2: transform/thinktags Families, and ThinkPrefilled; by the
+	// model name the upstream reports) as "prefilled";
 	// "prefilled" takes everything before the first </think> as
 	// reasoning, unless the reasoning came natively (reasoning_content);
 	// "off" leaves the content as written. An empty <think></think> is
@@ -84,6 +85,15 @@ type Route struct {
 	// answer (up to limits.max_block, violation think_unclosed). Applies to
 	// every format; thinkingml keeps its own <think> block. Default "auto".
 	ThinkTags string `json:"think_tags,omitempty"`
+
+	// ThinkPrefilled are model-name patterns that think_tags auto reads as
+	// prefilled, besides the families of transform/thinktags (Families):
+	// a family served today that the table does not know yet. Each is a Go
+	// regular expression (RE2), searched for anywhere in the model name
+	// the upstream reports, case-insensitively: "qwen3\.7", "^my-r1-". An
+	// empty or invalid pattern is an error, and so is a pattern with
+	// think_tags other than auto. Default none.
+	ThinkPrefilled []string `json:"think_prefilled,omitempty"`
 
 	// TextTools names how the model writes tool calls as text, for servers
 	// without a tool parser (CONTRACT.md §8): "hermes" reads
@@ -96,8 +106,8 @@ type Route struct {
 	TextTools string `json:"text_tools,omitempty"`
 
 	// Protocol is what the client gets, a row of the protocol table
-	// (transform/pipeline): "gymbro", "jsonseq", "skillpet", "aisdk",
-	// "openai", … (CONTRACT.md §5, README "Protocols"). Required.
+	// (transform/protocol): "gymbro", "jsonseq", "skillpet", "aisdk",
+	// "openai", … (CONTRACT.md §5, docs/protocols.md). Required.
 	Protocol string `json:"protocol,omitempty"`
 
 	// Heartbeat is the interval of keep-alives while the upstream is
@@ -140,4 +150,8 @@ type Route struct {
 	// the component's init and clear endpoints beside stream (CONTRACT.md
 	// §9; see Conversation). Default none: every turn stands alone.
 	Conversation *Conversation `json:"conversation,omitempty"`
+	// ToolServers is the tools block (CONTRACT.md §12; see ToolServers):
+	// MCP servers whose tools llmstream runs, with the agent loop's
+	// bounds. Default none: the model's tool calls go to the client.
+	ToolServers *ToolServers `json:"tool_servers,omitempty"`
 }

@@ -54,10 +54,21 @@ func (c *Capture) AppendHeartbeat(dst []byte, now time.Time) []byte {
 
 // AppendEvent delegates and reads what the encoder wrote.
 func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
-	if ev.Kind == transform.KindToolCallEnd && !c.ended {
-		c.reply.AddCall(ToolCall{ID: ev.ID, Name: ev.Name, Arguments: string(ev.Text)})
-		if ev.Name == AskUserTool {
-			c.asks = append(c.asks, ev.ID)
+	if !c.ended {
+		switch ev.Kind {
+		case transform.KindToolCallEnd:
+			c.reply.AddCall(ToolCall{ID: ev.ID, Name: ev.Name, Arguments: string(ev.Text)})
+			if ev.Name == AskUserTool && !ev.Server {
+				c.asks = append(c.asks, ev.ID)
+			}
+		case transform.KindToolResult:
+			// A call the gateway ran: its result is stored as the call's
+			// tool record (CONTRACT.md §12).
+			if ev.Tool != nil {
+				c.reply.AddResult(ev.ID, ev.Tool.Output)
+			}
+		case transform.KindRoundStart:
+			c.reply.nextRound()
 		}
 	}
 	mark := len(dst)
@@ -80,7 +91,8 @@ func (c *Capture) AppendRestart(dst []byte, attempt int, reason string) []byte {
 		dst = r.AppendRestart(dst, attempt, reason)
 	}
 	if !c.ended {
-		c.reply = Reply{}
+		// The rounds before the refused reply stand: their tools ran.
+		c.reply = Reply{earlier: c.reply.earlier}
 		c.asks = c.asks[:0]
 	}
 	return dst

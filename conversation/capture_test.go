@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
@@ -25,7 +26,7 @@ const askArgs = `{"questions":[{"id":"genre","question":"题材？","choices":["
 // written before it ran).
 func run(t *testing.T, events []transform.Event, closeAfter bool) (string, *Reply, int, string) {
 	t.Helper()
-	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	meta := transform.Meta{MessageID: "msg_1", Request: request.SkillpetFacts{ConversationID: "p1"}, Now: time.Now}
 	var out []byte
 	ends := 0
 	var atEnd string
@@ -174,7 +175,7 @@ func TestCaptureCloseAfterEnd(t *testing.T) {
 // TestCaptureRestart: with show_retries the client sees the refused reply,
 // the round_start marker and the retry; the conversation keeps the retry.
 func TestCaptureRestart(t *testing.T) {
-	meta := transform.Meta{MessageID: "msg_1", Request: skillpet.Request{ConversationID: "p1"}, Now: time.Now}
+	meta := transform.Meta{MessageID: "msg_1", Request: request.SkillpetFacts{ConversationID: "p1"}, Now: time.Now}
 	var stored *Reply
 	c := NewCapture(skillpet.New(meta), "msg_1", func(r *Reply) { stored = r })
 	out := c.Begin(nil)
@@ -202,5 +203,56 @@ func TestCaptureRestart(t *testing.T) {
 	}
 	if text := stored.Text(); text != "accepted" || len(stored.calls) != 0 || len(stored.forms) != 0 {
 		t.Errorf("stored %q, %d calls, %d forms; want only the accepted reply", text, len(stored.calls), len(stored.forms))
+	}
+}
+
+// TestCaptureToolRounds: a turn in which the gateway ran a tool is stored
+// round by round (CONTRACT.md §12): the first reply with its call, the
+// call's result as its tool record, then the answer; the next turn's
+// upstream request carries the real result, not NoteToolNotRun.
+func TestCaptureToolRounds(t *testing.T) {
+	server := func(k transform.Kind, text string) transform.Event {
+		return transform.Event{Kind: k, Index: 0, ID: "call_s", Name: "search", Server: true, Text: []byte(text),
+			Tool: &transform.Tool{Label: "搜索", Server: "demo", Round: 1}}
+	}
+	result := server(transform.KindToolResult, "")
+	result.Tool = &transform.Tool{Status: transform.ToolCompleted, Output: "Caddy is a web server."}
+	events := []transform.Event{
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "Let me look."), {Kind: transform.KindAnswerEnd},
+		server(transform.KindToolCallStart, ""), server(transform.KindToolArgsDelta, `{"q":"caddy"}`), server(transform.KindToolCallEnd, `{"q":"caddy"}`),
+		server(transform.KindToolRun, `{"q":"caddy"}`), result,
+		{Kind: transform.KindRoundStart, Index: 2},
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "It is a web server."), {Kind: transform.KindAnswerEnd},
+		{Kind: transform.KindFinish, Code: "stop"},
+	}
+	_, reply, ends, _ := run(t, events, false)
+	if ends != 1 {
+		t.Fatalf("onEnd ran %d times", ends)
+	}
+	n := 0
+	recs := reply.Records("msg_1", func() string { n++; return "id" + string(rune('0'+n)) }, 1)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.ID+" "+r.Role+" "+r.Content)
+	}
+	want := []string{
+		`msg_1 assistant {"_t":"_pub_asst","text":"Let me look.","tool_calls":[{"id":"call_s","type":"function","function":{"name":"search","arguments":"{\"q\":\"caddy\"}"}}]}`,
+		`id1 tool {"_t":"_pub_tool","toolCallId":"call_s","body":"Caddy is a web server."}`,
+		`id2 assistant {"_t":"_pub_asst","text":"It is a web server."}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The next turn's upstream request: the call answered by its result.
+	msgs, _ := Messages(nil, recs, Record{Role: RoleUser, Content: "and Redis?"}, Budget{})
+	wantMsgs := `{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_s","type":"function","function":{"name":"search","arguments":"{\"q\":\"caddy\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_s","content":"Caddy is a web server."},` +
+		`{"role":"assistant","content":"It is a web server."},{"role":"user","content":"and Redis?"}`
+	if string(msgs) != wantMsgs {
+		t.Errorf("upstream messages:\n%s\nwant\n%s", msgs, wantMsgs)
+	}
+	var v []json.RawMessage
+	if err := json.Unmarshal(append(append([]byte{'['}, msgs...), ']'), &v); err != nil {
+		t.Error(err)
 	}
 }

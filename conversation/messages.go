@@ -17,8 +17,9 @@ const (
 	NoteCutOff = "[This reply was cut off before it finished.]"
 	// NoteNoText stands in for a reply that showed only resources.
 	NoteNoText = "[This reply had no text.]"
-	// NoteToolNotRun answers a tool call: llmstream runs no tools.
-	NoteToolNotRun = "This tool was not run: the gateway executes no tools, so there is no result."
+	// NoteToolNotRun answers a tool call whose result was never stored:
+	// the route's tool servers do not have the tool, so nothing ran it.
+	NoteToolNotRun = "This tool was not run, so there is no result."
 	// NoteFormNotShown answers an ask_user call whose form never reached
 	// the user.
 	NoteFormNotShown = "The form was not shown to the user: the reply was cut off first."
@@ -63,8 +64,9 @@ type message struct {
 //   - every assistant tool call is answered by a tool message right after
 //     it: an ask_user call by the user's answer (the next user message,
 //     which then is that tool message instead: the component sends the
-//     formatted answers as the next message, specs/002 §3.4), any other by
-//     NoteToolNotRun, since llmstream runs no tools;
+//     formatted answers as the next message, specs/002 §3.4), a call the
+//     gateway ran by its stored result (CONTRACT.md §12), any other by
+//     NoteToolNotRun;
 //   - a user turn without a reply gets NoteNoReply, so that roles
 //     alternate;
 //   - a reply that did not complete ends with NoteCutOff;

@@ -77,10 +77,36 @@ type part struct {
 // resource parts in order, the model's tool calls, the forms shown, and how
 // it ended. Capture builds it; Records stores it.
 type Reply struct {
-	parts  []*part
-	calls  []ToolCall
-	forms  []Form
-	Status Status
+	parts   []*part
+	calls   []ToolCall
+	forms   []Form
+	results []result
+	// earlier are the turn's rounds before this reply, in order, when the
+	// gateway ran tools (CONTRACT.md §12): each is stored as its own
+	// assistant record followed by its results.
+	earlier []Reply
+	Status  Status
+}
+
+// result is a tool result the gateway got for one of the reply's calls:
+// the text the model was given.
+type result struct {
+	callID, body string
+}
+
+// AddResult records the result of the reply's call id, as the model got
+// it: stored as the call's tool record, it is what init replays and what
+// the next turn's upstream request carries.
+func (r *Reply) AddResult(callID, body string) {
+	r.results = append(r.results, result{callID: callID, body: body})
+}
+
+// nextRound files the reply as the turn's latest earlier round and
+// empties it for the next round's.
+func (r *Reply) nextRound() {
+	round := *r
+	round.earlier, round.Status = nil, StatusComplete
+	*r = Reply{earlier: append(r.earlier, round)}
 }
 
 // AddText appends visible answer text.
@@ -139,23 +165,57 @@ func (r *Reply) Calls() []ToolCall { return r.calls }
 // Forms returns the forms shown, in order.
 func (r *Reply) Forms() []Form { return r.forms }
 
-// Visible reports whether the user saw anything of the reply: text, a
-// resource, a form or a tool call. A reply that failed before showing
-// anything is not stored: the user saw an error, not a message.
+// Visible reports whether the user saw anything of the turn: text, a
+// resource, a form or a tool call, in this reply or an earlier round. A
+// reply that failed before showing anything is not stored: the user saw
+// an error, not a message.
 func (r *Reply) Visible() bool {
+	for i := range r.earlier {
+		if r.earlier[i].visible() {
+			return true
+		}
+	}
+	return r.visible()
+}
+
+// visible reports whether the user saw anything of this round.
+func (r *Reply) visible() bool {
 	return len(r.parts) > 0 || len(r.calls) > 0 || len(r.forms) > 0
 }
 
-// Records returns what the reply stores (specs/002 §4): one assistant
-// record with id, then one tool record per form, with ids from newID. A
-// reply with nothing visible stores nothing.
+// Records returns what the reply stores (specs/002 §4): for each round of
+// the turn (earlier ones first), one assistant record, then one tool
+// record per result the gateway got and per form; the first record has
+// id, the others ids from newID. A round with nothing visible stores
+// nothing.
 func (r *Reply) Records(id string, newID func() string, now int64) []Record {
-	if !r.Visible() {
-		return nil
+	var recs []Record
+	for i := range r.earlier {
+		recs = r.earlier[i].appendRecords(recs, &id, newID, now)
 	}
-	recs := []Record{{ID: id, Role: RoleAssistant, Content: string(r.appendAssistant(nil)), Time: now}}
+	return r.appendRecords(recs, &id, newID, now)
+}
+
+// appendRecords appends the records of one round. *id is the next
+// record's id, "" once used.
+func (r *Reply) appendRecords(recs []Record, id *string, newID func() string, now int64) []Record {
+	if !r.visible() {
+		return recs
+	}
+	next := func() string {
+		if *id != "" {
+			s := *id
+			*id = ""
+			return s
+		}
+		return newID()
+	}
+	recs = append(recs, Record{ID: next(), Role: RoleAssistant, Content: string(r.appendAssistant(nil)), Time: now})
+	for _, res := range r.results {
+		recs = append(recs, Record{ID: next(), Role: RoleTool, Content: string(AppendToolContent(nil, res.callID, res.body)), Time: now})
+	}
 	for _, f := range r.forms {
-		recs = append(recs, Record{ID: newID(), Role: RoleTool, Content: string(AppendToolContent(nil, f.ToolCallID, AskUserPrefix+string(f.Questions))), Time: now})
+		recs = append(recs, Record{ID: next(), Role: RoleTool, Content: string(AppendToolContent(nil, f.ToolCallID, AskUserPrefix+string(f.Questions))), Time: now})
 	}
 	return recs
 }

@@ -5,7 +5,9 @@
 # `openai` and `@anthropic-ai/sdk` npm SDKs, eventsource-parser, Codex CLI
 # (@openai/codex), Claude Code, and the Go SDKs openai-go and
 # anthropic-sdk-go, plus the examples in examples/aisdk-page and
-# examples/go-client.
+# examples/go-client, and the toolserver package against real MCP servers
+# (@modelcontextprotocol/server-everything over stdio and streamable HTTP,
+# @modelcontextprotocol/server-filesystem).
 #
 #   bash e2e/run.sh
 #
@@ -122,6 +124,11 @@ printf 'go: %d passed, %d failed, %d skipped\n' \
 	"$(grep -c -E '^\s*--- FAIL' "$golog" || true)" \
 	"$(grep -c -E '^\s*--- SKIP' "$golog" || true)"
 rm -f "$golog"
+
+step "go test -run TestRealServers ./toolserver/ (server-everything over stdio and HTTP, server-filesystem)"
+if ! MCP_NODE_MODULES="$root/e2e/node_modules" MCP_REQUIRE_REAL=1 go test -count=1 -timeout=5m -run TestRealServers -v ./toolserver/ 2>&1 | grep -E -- '^(\s*--- |ok|FAIL|PASS|panic)|_test.go'; then
+	failed+=("go test ./toolserver (real MCP servers)")
+fi
 
 stop_caddy
 printf '\n== e2e finished in %ds\n' $((SECONDS - start))

@@ -30,12 +30,19 @@ type Meta struct {
 	// names its own.
 	Model string
 	// Request is what the client's request body told that its protocol's
-	// encoder needs (request.Info.Facts), nil when nothing: each protocol
-	// with a body of its own defines the type and reads it (for example
-	// skillpet.Request). The HTTP layer passes it on without looking.
+	// encoder needs (request.Info.Facts), nil when nothing: the type is
+	// the converter's (anthropic.Request, responses.Request, and
+	// request.SkillpetFacts for the skillpet body, whose converter is in
+	// request), read only by the protocol it is for. The HTTP layer passes
+	// it on without looking.
 	Request any
 	// Stream is false when an openai client asked for one JSON completion.
 	Stream bool
+	// IncludeUsage is true when an openai client asked for the usage chunk
+	// (stream_options.include_usage, request.Info.IncludeUsage). Like
+	// Stream it is a fact of the chat-completions body every request
+	// becomes, not of one protocol's own body.
+	IncludeUsage bool
 	// ReasoningTitle is the phase title for reasoning that has none.
 	ReasoningTitle string
 	// Limits are the route's limits; an encoder that holds text back to

@@ -1,5 +1,7 @@
 package transform
 
+import "regexp"
+
 import "strconv"
 
 // Parser turns a model's reply text into events, incrementally. Every format
@@ -47,6 +49,12 @@ type ParserOptions struct {
 	// value), ThinkTagsPrefilled or ThinkTagsOff. The pipeline applies it
 	// in front of every format, so that one setting covers them all.
 	ThinkTags ThinkTags
+	// ThinkPrefilled are model-name patterns (the think_prefilled option)
+	// that ThinkTagsAuto reads as prefilled, besides the model families of
+	// transform/thinktags: a route adds a family the table does not know.
+	// Each is searched for anywhere in the model name the upstream reports;
+	// config compiles them case-insensitive.
+	ThinkPrefilled []*regexp.Regexp
 	// TextTools names the convention by which the model writes tool calls
 	// as text, a row of the texttools table ("hermes"); "" reads none
 	// (CONTRACT.md §8). The text format, and auto when it finds text,
@@ -184,4 +192,15 @@ func (l Limits) WithDefaults() Limits {
 		l.MaxToolCalls = DefaultMaxToolCalls
 	}
 	return l
+}
+
+// NativeCallsNoter is implemented by a parser whose format expects the
+// reply to be a document of its own (aiplan, final_result, jsonl). The
+// pipeline tells it, before Close, that the upstream's own tool calls
+// carried the reply: a reply with no text then lacks nothing. An agent
+// loop's tool-calling turn has no FinalResult yet (specs/004 §7.3: the
+// loop goes on), and reporting it as not_json_object, or answering it with
+// aiplan's safe fallback, would be false.
+type NativeCallsNoter interface {
+	NoteNativeCalls()
 }

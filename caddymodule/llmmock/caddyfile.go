@@ -37,6 +37,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		model           <name>
 //		truncate_after  <bytes>
 //		call_offered_tool           # a request offering tools gets a call of the first
+//		by_round                    # pick the reply by the request's agent-loop round, not in rotation
 //	}
 func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -100,6 +101,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.CallOfferedTool = true
+		case "by_round":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.ByRound = true
 		case "model":
 			err = cfargs.One(d, &m.Model)
 		case "truncate_after":

@@ -5,6 +5,7 @@
 package llmmock
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,16 @@ type Mock struct {
 	// is given, then answers once it has the result, whatever order
 	// concurrent requests come in (the Open Responses compliance tests).
 	CallOfferedTool bool `json:"call_offered_tool,omitempty"`
+	// ByRound picks the reply (and tool calls) by the request's round of
+	// an agent loop instead of rotating: a request whose messages after
+	// the last user message hold k assistant messages is round k+1 and
+	// takes reply k+1 (the last one when there are fewer). Reading the
+	// request instead of counting requests lets concurrent conversations
+	// each get their own script (CONTRACT.md §12's demo). In a reply,
+	// {{tool_result}} stands for the content of the request's last tool
+	// message (at most 400 bytes), so that the scripted answer shows what
+	// the tool really returned.
+	ByRound bool `json:"by_round,omitempty"`
 
 	replies   [][]byte
 	replays   [][]byte
@@ -215,14 +226,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	if m.recorded != nil {
 		m.recorded.add(body)
 	}
-	var reply []byte
-	if len(m.replies) > 0 {
-		reply = m.replies[(n-1)%uint64(len(m.replies))]
-	}
-	var calls []mockCall
-	if len(m.toolCalls) > 0 {
-		calls = m.toolCalls[(n-1)%uint64(len(m.toolCalls))]
-	}
+	reply, calls := m.script(n, body)
 	if m.CallOfferedTool {
 		msgs := gjson.GetBytes(body, "messages").Array()
 		name := gjson.GetBytes(body, "tools.0.function.name").String()
@@ -250,6 +254,73 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	return t.stream(gjson.GetBytes(body, "stream_options.include_usage").Bool())
 }
 
+// script returns the reply and tool calls of request n with body: the
+// n-th of each in rotation, or with ByRound the request's round's.
+func (m *Mock) script(n uint64, body []byte) ([]byte, []mockCall) {
+	i := n - 1
+	if m.ByRound {
+		i = uint64(roundOf(body) - 1)
+	}
+	pick := func(count int) uint64 {
+		if m.ByRound {
+			return min(i, uint64(count-1))
+		}
+		return i % uint64(count)
+	}
+	var reply []byte
+	if len(m.replies) > 0 {
+		reply = m.replies[pick(len(m.replies))]
+		if m.ByRound && bytes.Contains(reply, toolResultMark) {
+			reply = bytes.ReplaceAll(reply, toolResultMark, lastToolResult(body))
+		}
+	}
+	var calls []mockCall
+	if len(m.toolCalls) > 0 {
+		calls = m.toolCalls[pick(len(m.toolCalls))]
+	}
+	return reply, calls
+}
+
+// toolResultMark stands for the request's last tool result in a reply
+// (ByRound).
+var toolResultMark = []byte("{{tool_result}}")
+
+// roundOf returns the round of an agent loop a chat request is: 1 plus the
+// assistant messages after its last user message.
+func roundOf(body []byte) int {
+	msgs := gjson.GetBytes(body, "messages").Array()
+	round := 1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch msgs[i].Get("role").String() {
+		case "user":
+			return round
+		case "assistant":
+			round++
+		}
+	}
+	return round
+}
+
+// lastToolResult returns the content of the request's last tool message,
+// at most 400 bytes of it, on a character boundary.
+func lastToolResult(body []byte) []byte {
+	msgs := gjson.GetBytes(body, "messages").Array()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").String() == "tool" {
+			s := msgs[i].Get("content").String()
+			if len(s) > 400 {
+				cut := 400
+				for cut > 0 && !utf8.RuneStart(s[cut]) {
+					cut--
+				}
+				s = s[:cut] + "…"
+			}
+			return []byte(s)
+		}
+	}
+	return nil
+}
+
 // mockTurn is one fake reply being written.
 type mockTurn struct {
 	m       *Mock
@@ -263,6 +334,12 @@ type mockTurn struct {
 	sent    int // reply bytes sent, for TruncateAfter
 	buf     []byte
 	rng     *rand.Rand // delta sizes, with RandomChunks
+}
+
+// callID is the id of the turn's call i: unique per request, so that the
+// rounds of a loop have distinct ids, as a real model's have.
+func (t *mockTurn) callID(i int) string {
+	return "call_" + strings.TrimPrefix(t.id, "chatcmpl-mock-") + "_" + strconv.Itoa(i)
 }
 
 // stream writes the reply as SSE chunks.
@@ -292,7 +369,7 @@ func (t *mockTurn) stream(usage bool) error {
 	finish := `"stop"`
 	for i, c := range t.calls {
 		finish = `"tool_calls"`
-		head := `{"tool_calls":[{"index":` + strconv.Itoa(i) + `,"id":"call_mock_` + strconv.Itoa(i) +
+		head := `{"tool_calls":[{"index":` + strconv.Itoa(i) + `,"id":"` + t.callID(i) +
 			`","type":"function","function":{"name":` + string(jsonout.AppendStringS(nil, c.name)) + `,"arguments":""}}]}`
 		if err := t.chunk(head, "null"); err != nil {
 			return err
@@ -409,7 +486,7 @@ func (t *mockTurn) completion() error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"id":"call_mock_`+strconv.Itoa(i)+`","type":"function","function":{"name":`...)
+			b = append(b, `{"id":"`+t.callID(i)+`","type":"function","function":{"name":`...)
 			b = jsonout.AppendStringS(b, c.name)
 			b = append(b, `,"arguments":`...)
 			b = jsonout.AppendStringS(b, c.args)

@@ -93,3 +93,40 @@ func TestCallOfferedTool(t *testing.T) {
 		}
 	}
 }
+
+// TestMockByRound: with by_round the reply is chosen by the request's
+// round of an agent loop, read from its messages, whatever other requests
+// came before, and {{tool_result}} shows the last tool result.
+func TestMockByRound(t *testing.T) {
+	m := &Mock{ByRound: true,
+		replies:   [][]byte{[]byte("Let me look."), []byte("Found: {{tool_result}}")},
+		toolCalls: [][]mockCall{{{name: "search", args: `{"q":"x"}`}}, {}},
+	}
+	tests := []struct {
+		name, body string
+		reply      string
+		calls      int
+	}{
+		{"round 1", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`, "Let me look.", 1},
+		{"round 2", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[]},` +
+			`{"role":"tool","tool_call_id":"a","content":"Caddy is a web server."}]}`, "Found: Caddy is a web server.", 0},
+		{"round 3 takes the last reply", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant"},{"role":"tool","content":"1"},` +
+			`{"role":"assistant"},{"role":"tool","content":"2"}]}`, "Found: 2", 0},
+		{"a new turn starts over", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x"},{"role":"user","content":"again"}]}`,
+			"Let me look.", 1},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The request number n differs per case and must not matter.
+			reply, calls := m.script(uint64(100+7*i), []byte(tt.body))
+			if string(reply) != tt.reply || len(calls) != tt.calls {
+				t.Errorf("got %q with %d calls, want %q with %d", reply, len(calls), tt.reply, tt.calls)
+			}
+		})
+	}
+	long := `{"messages":[{"role":"user","content":"q"},{"role":"assistant"},{"role":"tool","content":"` + strings.Repeat("é", 300) + `"}]}`
+	reply, _ := m.script(1, []byte(long))
+	if !utf8.Valid(reply) || len(reply) > len("Found: ")+400+len("…") {
+		t.Errorf("a long tool result is not cut on a character boundary at 400 bytes: %d bytes", len(reply))
+	}
+}

@@ -24,13 +24,13 @@ export class MemoryState {
 
 /** NodeChat is AbstractChat over MemoryState, recording its callbacks. */
 export class NodeChat extends AbstractChat {
-  constructor({ api, ...options }) {
+  constructor({ api, fetch, ...options }) {
     const state = new MemoryState();
     const calls = { errors: [], finishes: [], data: [], toolCalls: [] };
     super({
       ...options,
       state,
-      transport: new DefaultChatTransport({ api }),
+      transport: new DefaultChatTransport({ api, fetch }),
       onError: (e) => calls.errors.push(e),
       onFinish: (f) => calls.finishes.push(f),
       onData: (d) => calls.data.push(d),

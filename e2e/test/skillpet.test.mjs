@@ -64,6 +64,8 @@ function wantAskUser(want) {
           prompt: want.clarify.question,
           options: want.clarify.options.map((label, j) => ({ id: `opt-${j}`, label })),
           allowFreeText: true,
+          // specs/004 §7.2 ClarifyPayload.hint, when the clarify has one.
+          ...(want.clarify.hint ? { hint: want.clarify.hint } : {}),
         },
       ],
     ];

@@ -51,6 +51,14 @@ var cases = []parseCase{
 	// text (CONTRACT.md §7), "{note}" is not taken for the object.
 	{name: "JO04", chunks: []string{"Here is {note}: {\"thought\":\"a\",\"direct_response\":\"d\"" + qaTail},
 		want: `F{ F"Here is {note}: " F} V(leading_text@0:prose before the JSON object) TH{ P{1 "Thought"} P1"a" P1} TH} F{ F"d" F}`},
+	// Issue 22: the blanks between the object (or its fence) and the text
+	// after it are the answer's; at the answer's start they are not.
+	{name: "JO20/second_object", chunks: []string{`{"thought":"t","direct_response":"first"` + qaTail + "\n", `{"thought":"u"}`},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"first" F} V(trailing_text@88:text after the JSON object) F{ F"\n{\"thought\":\"u\"}" F}`},
+	{name: "JO20/after_the_fence", chunks: []string{"```json\n" + `{"thought":"t","direct_response":"d"` + qaTail + "\n```\n\nMore.\n"},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"d" F} V(trailing_text@97:text after the JSON object) F{ F"\nMore.\n" F}`},
+	{name: "JO20/at_the_answer_start", chunks: []string{toolHead + `{"name":"search","args":{}}]}` + "\n\n", "Searching."},
+		want: `TH{ P{1 "Thought"} P1"t" P1} TH} TC{0  search} TA0"{}" TC}0 {} V(trailing_text@114:text after the JSON object) F{ F"Searching." F}`},
 	{name: "JO05", chunks: []string{"{\"thought\":\"t\",\"direct_response\":\"line1\\", "nline2\"" + qaTail},
 		want: `TH{ P{1 "Thought"} P1"t" P1} TH} F{ F"line1\nline2" F}`},
 	{name: "JO06", chunks: []string{"{\"thought\":\"t\",\"direct_response\":\"caf\\u00", "e9\"" + qaTail},

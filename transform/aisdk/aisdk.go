@@ -52,11 +52,13 @@ type Encoder struct {
 	openID int64
 	// nText and nReasoning number the parts, for ids unique per message.
 	nText, nReasoning int64
-	// toolCalls is set once a tool call was sent (finish reason
-	// "tool-calls", see finishReason).
+	// toolCalls is set once a call to a client's tool was sent (finish
+	// reason "tool-calls", see finishReason).
 	toolCalls bool
-	// started[i] records that tool-input-start went out for tool call i.
-	started []bool
+	// calls[i] is the state of tool call i (tools.go); ids[i] the id of
+	// server call i once it runs.
+	calls []uint8
+	ids   []string
 	// violations are sent as one data-violations part before the terminal
 	// chunk.
 	violations jsonout.ViolationList
@@ -106,6 +108,14 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendToolInputDelta(dst, ev)
 	case transform.KindToolCallEnd:
 		dst = e.appendToolInputEnd(dst, ev)
+	case transform.KindToolRun:
+		dst = e.appendToolRun(dst, ev)
+	case transform.KindToolProgress:
+		dst = e.appendToolProgress(dst, ev)
+	case transform.KindToolResult:
+		dst = e.appendToolResult(dst, ev)
+	case transform.KindRoundStart:
+		dst = e.appendStep(dst)
 	case transform.KindClarify:
 		dst = e.appendClarify(dst, ev.Clarify)
 	case transform.KindArtifacts:
@@ -125,6 +135,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 	e.done = true
 	dst = e.closePart(dst)
+	if ev.Kind == transform.KindFinish {
+		dst = e.abandonRuns(dst, "the tool call did not finish")
+	} else {
+		dst = e.abandonRuns(dst, errorText(ev))
+	}
 	dst = e.appendViolations(dst)
 	if ev.Kind == transform.KindFinish {
 		dst = append(dst, `data: {"type":"finish","finishReason":"`...)
@@ -132,14 +147,34 @@ func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 		dst = append(dst, '"')
 	} else {
 		dst = append(dst, `data: {"type":"error","errorText":`...)
-		if len(ev.Text) > 0 {
-			dst = jsonout.AppendString(dst, ev.Text)
-		} else {
-			dst = jsonout.AppendStringS(dst, ev.Code)
-		}
+		dst = jsonout.AppendStringS(dst, errorText(ev))
 	}
 	dst = append(dst, "}\n\n"...)
 	return append(dst, doneLine...)
+}
+
+// errorText is a failure's message, else its code: never empty, the
+// SDK's error chunk requires one.
+func errorText(ev transform.Event) string {
+	switch {
+	case len(ev.Text) > 0:
+		return string(ev.Text)
+	case ev.Code != "":
+		return ev.Code
+	}
+	return transform.CodeUpstreamError
+}
+
+// appendStep ends the step of one round and starts the next's
+// (CONTRACT.md §12: each round of the agent loop is a step of the one
+// message, as streamText sends an agent's steps): the open part closes
+// first, since finish-step drops the parts still streaming (ai@6
+// processUIMessageStream), then finish-step and start-step, which adds a
+// step-start part that useChat draws as the steps' boundary. A stream of
+// one round has no step chunks at all, as before the loop existed.
+func (e *Encoder) appendStep(dst []byte) []byte {
+	dst = e.closePart(dst)
+	return append(dst, "data: {\"type\":\"finish-step\"}\n\ndata: {\"type\":\"start-step\"}\n\n"...)
 }
 
 // AppendHeartbeat appends the SDK's keep-alive comment.

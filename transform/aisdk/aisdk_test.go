@@ -28,6 +28,7 @@ func checkStream(out []byte) error {
 	openText, openReasoning := "", ""
 	seen := map[string]bool{}
 	tools := map[string]bool{}
+	inputs, outputs := map[string]bool{}, map[string]bool{}
 	terminal, done := -1, -1
 	for i, e := range evs {
 		if e.Comment {
@@ -97,6 +98,24 @@ func checkStream(out []byte) error {
 		case "tool-input-delta":
 			if !tools[m["toolCallId"].(string)] {
 				return fmt.Errorf("tool-input-delta without tool-input-start")
+			}
+		case "tool-input-available":
+			inputs[m["toolCallId"].(string)] = true
+		case "tool-output-available", "tool-output-error":
+			// A server call's result (CONTRACT.md §12) completes a part
+			// whose input the client has, once.
+			id := m["toolCallId"].(string)
+			if !inputs[id] || outputs[id] || m["providerExecuted"] != true {
+				return fmt.Errorf("%s for call %q without its input, twice, or not providerExecuted", typ, id)
+			}
+			outputs[id] = true
+		case "finish-step":
+			if openText != "" || openReasoning != "" {
+				return fmt.Errorf("finish-step with a part open")
+			}
+		case "data-tool-progress":
+			if id == "" || !inputs[id] || outputs[id] {
+				return fmt.Errorf("data-tool-progress for %q, which is not running", id)
 			}
 		case "finish", "error":
 			terminal = i

@@ -49,12 +49,13 @@ type Encoder struct {
 
 // New returns an Encoder for one stream: events when meta.Stream, else
 // one Message written at the terminal event. A Request in meta.Request
-// says whether reasoning is shown; without one (a route whose clients send
-// OpenAI bodies) it is.
+// says whether reasoning and the MCP blocks of the calls the gateway runs
+// are shown; without one (a route whose clients send OpenAI bodies) they
+// are.
 func New(meta transform.Meta) *Encoder {
 	req, ok := meta.Request.(Request)
 	if !ok {
-		req.Thinking = true
+		req.Thinking, req.MCPBlocks = true, true
 	}
 	e := &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK}
 	e.blocks.enc = e
@@ -88,8 +89,15 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		if e.req.Thinking {
 			dst = e.blocks.event(dst, ev)
 		}
-	case transform.KindAnswerDelta, transform.KindToolCallStart, transform.KindToolArgsDelta,
-		transform.KindToolCallEnd:
+	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		if !ev.Server || e.req.MCPBlocks {
+			dst = e.blocks.event(dst, ev)
+		}
+	case transform.KindToolResult:
+		if e.req.MCPBlocks {
+			dst = e.blocks.event(dst, ev)
+		}
+	case transform.KindAnswerDelta, transform.KindRoundStart:
 		dst = e.blocks.event(dst, ev)
 	case transform.KindUsage:
 		e.usage.note(ev.Text)

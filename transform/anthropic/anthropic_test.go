@@ -16,12 +16,13 @@ import (
 )
 
 // meta is encodertest's Meta with the facts of a request that turned
-// thinking on and was estimated at 42 input tokens.
+// thinking on, opted in to the MCP connector's blocks and was estimated at
+// 42 input tokens.
 func meta(stream bool) transform.Meta {
 	m := encodertest.Meta()
 	m.MessageID = "msg_1"
 	m.Stream = stream
-	m.Request = anthropic.Request{Thinking: true, InputTokens: 42}
+	m.Request = anthropic.Request{Thinking: true, MCPBlocks: true, InputTokens: 42}
 	return m
 }
 
@@ -47,6 +48,91 @@ func TestScenarios(t *testing.T) {
 		_, err := checkWhole(out, enc.Status())
 		return out, err
 	})
+}
+
+// TestMCPBlocksNeedTheBeta: a client that did not opt in to the MCP
+// connector's blocks gets the rounds' text and thinking only, in blocks
+// with contiguous indices, and the loop's calls leave no trace; the stop
+// reason is its own calls' (mixed_turn's client call).
+func TestMCPBlocksNeedTheBeta(t *testing.T) {
+	for _, name := range []string{"server_tools", "mixed_turn", "max_rounds", "error_while_tool_runs"} {
+		for _, stream := range []bool{true, false} {
+			m := meta(stream)
+			m.Request = anthropic.Request{Thinking: true, InputTokens: 42}
+			enc := anthropic.New(m)
+			out := encodertest.Run(enc, encodertest.ScenarioEvents(name))
+			if strings.Contains(string(out), "mcp_tool") {
+				t.Errorf("%s (stream %v): an MCP block without the beta:\n%s", name, stream, out)
+			}
+			var a *assembled
+			var err error
+			if stream {
+				a, err = checkStream(out)
+			} else {
+				a, err = checkWhole(out, enc.Status())
+			}
+			if err != nil {
+				t.Fatalf("%s (stream %v): %v\n%s", name, stream, err, out)
+			}
+			if name == "server_tools" {
+				if stream {
+					// What a client without the beta gets, for e2e's SDKs.
+					encodertest.Golden(t, "server_tools_no_mcp", out)
+				}
+				want := []string{"thinking:Need data.", "text:Let me look.", "thinking:Got it.", "text:Caddy is a web server."}
+				if got := blockStrings(a); !slices.Equal(got, want) || a.stopReason != "end_turn" {
+					t.Errorf("server_tools (stream %v): %q %s, want %q end_turn", stream, got, a.stopReason, want)
+				}
+			}
+			if name == "mixed_turn" && a.stopReason != "tool_use" {
+				t.Errorf("mixed_turn (stream %v): stop_reason %s", stream, a.stopReason)
+			}
+		}
+	}
+	out := encodertest.Run(anthropic.New(meta(true)), encodertest.ScenarioEvents("server_tools"))
+	a, err := checkStream(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"thinking:Need data.", "text:Let me look.",
+		`mcp_tool_use:call_1 search_knowledge {"query":"caddy"}`, `mcp_tool_use:call_2 get_weather {"city":"Paris"}`,
+		"mcp_tool_result:call_2 ok 18°C, sunny", "mcp_tool_result:call_1 ok Caddy is a web server.",
+		"thinking:Got it.", "text:Caddy is a web server.",
+	}
+	if got := blockStrings(a); !slices.Equal(got, want) || a.stopReason != "end_turn" {
+		t.Errorf("with the beta: %q %s, want %q end_turn", got, a.stopReason, want)
+	}
+}
+
+// TestHeaderFacts: the anthropic-beta header, repeated or a list, opts in
+// to the MCP blocks with any mcp-client beta; other facts are kept, and
+// another format's facts pass through.
+func TestHeaderFacts(t *testing.T) {
+	tests := []struct {
+		betas []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{"interleaved-thinking-2025-05-14"}, false},
+		{[]string{"mcp-client-2025-04-04"}, true},
+		{[]string{"interleaved-thinking-2025-05-14, mcp-client-2025-11-20"}, true},
+		{[]string{"fine-grained-tool-streaming-2025-05-14", " mcp-client-2026-09-15 "}, true},
+		{[]string{"mcp-client"}, false},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		for _, b := range tt.betas {
+			h.Add("anthropic-beta", b)
+		}
+		got := anthropic.HeaderFacts(h, anthropic.Request{Thinking: true, InputTokens: 7})
+		if got != (anthropic.Request{Thinking: true, InputTokens: 7, MCPBlocks: tt.want}) {
+			t.Errorf("%q: %+v, want MCPBlocks %v", tt.betas, got, tt.want)
+		}
+	}
+	if got := anthropic.HeaderFacts(http.Header{"Anthropic-Beta": {"mcp-client-2025-04-04"}}, "other"); got != "other" {
+		t.Errorf("another format's facts became %v", got)
+	}
 }
 
 // Shorthands for the tables below.
@@ -164,8 +250,8 @@ func blockStrings(a *assembled) []string {
 func wholeStrings(a *assembled) []string {
 	out := blockStrings(a)
 	for i, b := range a.blocks {
-		if b.Type == "tool_use" {
-			out[i] = "tool_use:" + b.ID + " " + b.Name + " " + canonical([]byte(b.Text))
+		if b.Type == "tool_use" || b.Type == "mcp_tool_use" {
+			out[i] = b.Type + ":" + b.ID + " " + b.Name + " " + canonical([]byte(b.Text))
 		}
 	}
 	return out
@@ -187,12 +273,12 @@ func wantWhole(blocks []string) []string {
 	out := make([]string, len(blocks))
 	for i, b := range blocks {
 		out[i] = b
-		rest, ok := strings.CutPrefix(b, "tool_use:")
-		if !ok {
+		typ, rest, _ := strings.Cut(b, ":")
+		if typ != "tool_use" && typ != "mcp_tool_use" {
 			continue
 		}
 		parts := strings.SplitN(rest, " ", 3)
-		out[i] = "tool_use:" + parts[0] + " " + parts[1] + " " + canonical(appendOrString(parts[2]))
+		out[i] = typ + ":" + parts[0] + " " + parts[1] + " " + canonical(appendOrString(parts[2]))
 	}
 	return out
 }

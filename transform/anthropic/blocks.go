@@ -16,6 +16,10 @@ const (
 	blockThinking
 	blockText
 	blockTool
+	// blockMCPTool and blockMCPResult are a call to a tool the gateway
+	// runs and its result (mcp.go).
+	blockMCPTool
+	blockMCPResult
 )
 
 // The states of a tool call, by its pipeline index.
@@ -59,8 +63,9 @@ type blockList struct {
 	// got some.
 	args   argsScanner
 	argued bool
-	// tools is the state of each tool call, by pipeline index.
-	tools []uint8
+	// tools is the state of each tool call, by pipeline index; mcp that
+	// of each server call's blocks (mcp.go).
+	tools, mcp []uint8
 	// queue holds the events that wait for the open tool call, from head
 	// on; their texts are copied into held, so that waiting allocates
 	// nothing once the buffers have grown.
@@ -82,6 +87,10 @@ func (b *blockList) event(dst []byte, ev transform.Event) []byte {
 		start := len(b.held)
 		b.held = append(b.held, ev.Text...)
 		ev.Text = nil
+		if ev.Tool != nil {
+			t := *ev.Tool // the producer's, like Text; a held result keeps its own
+			ev.Tool = &t
+		}
 		b.queue = append(b.queue, heldEvent{ev: ev, start: start, end: len(b.held)})
 		return dst
 	}
@@ -105,12 +114,12 @@ func (b *blockList) finish(dst []byte, failed bool) []byte {
 // blocked reports whether the open block is a tool call whose arguments
 // may still grow.
 func (b *blockList) blocked() bool {
-	return !b.force && b.open == blockTool && !b.args.complete()
+	return !b.force && isTool(b.open) && !b.args.complete()
 }
 
 // forOpenTool reports whether ev continues the open tool_use block.
 func (b *blockList) forOpenTool(ev transform.Event) bool {
-	return b.open == blockTool && ev.Index == b.tool &&
+	return isTool(b.open) && ev.Index == b.tool &&
 		(ev.Kind == transform.KindToolArgsDelta || ev.Kind == transform.KindToolCallEnd)
 }
 
@@ -165,7 +174,7 @@ func (b *blockList) apply(dst []byte, ev transform.Event) []byte {
 		if b.forOpenTool(ev) && len(ev.Text) > 0 {
 			b.argued = true
 			b.args.feed(ev.Text)
-			dst = b.enc.appendDelta(dst, b.index, blockTool, "", ev.Text, "")
+			dst = b.enc.appendDelta(dst, b.index, b.open, "", ev.Text, "")
 		}
 	case transform.KindToolCallEnd:
 		st := b.toolState(ev.Index)
@@ -179,8 +188,13 @@ func (b *blockList) apply(dst []byte, ev transform.Event) []byte {
 		// ends with "{}") sends its complete arguments now, so that every
 		// call's input is whole.
 		if !b.argued && len(ev.Text) > 0 {
-			dst = b.enc.appendDelta(dst, b.index, blockTool, "", ev.Text, "")
+			dst = b.enc.appendDelta(dst, b.index, b.open, "", ev.Text, "")
 		}
+		dst = b.stop(dst)
+	case transform.KindToolResult:
+		dst = b.mcpResult(dst, ev)
+	case transform.KindRoundStart:
+		// A round's text and thinking are blocks of their own.
 		dst = b.stop(dst)
 	}
 	return dst
@@ -208,15 +222,26 @@ func (b *blockList) thinking(dst []byte, pre string, text []byte, post string) [
 // strings are constants, so that no delta concatenates.
 var paragraph = map[string]string{"": "\n\n", "**": "\n\n**"}
 
-// startTool opens tool call ev's tool_use block.
+// startTool opens tool call ev's tool_use block, or for a call to a tool
+// the gateway runs its mcp_tool_use block (mcp.go), which does not make
+// the reply stop for tool use.
 func (b *blockList) startTool(dst []byte, ev transform.Event) []byte {
-	dst = b.start(dst, blockTool, ev)
+	kind := blockTool
+	if ev.Server {
+		kind = blockMCPTool
+		b.noteMCP(ev.Index)
+	} else {
+		b.enc.toolUse = true
+	}
+	dst = b.start(dst, kind, ev)
 	b.tool, b.argued = ev.Index, false
 	b.args = argsScanner{}
 	*b.toolState(ev.Index) = toolOpen
-	b.enc.toolUse = true
 	return dst
 }
+
+// isTool reports whether a block of kind takes input_json_delta.
+func isTool(kind blockKind) bool { return kind == blockTool || kind == blockMCPTool }
 
 // start stops the open block and starts one of kind (ev names a tool
 // call).
@@ -232,7 +257,7 @@ func (b *blockList) stop(dst []byte) []byte {
 	if b.open == blockNone {
 		return dst
 	}
-	if b.open == blockTool {
+	if isTool(b.open) {
 		*b.toolState(b.tool) = toolClosed
 	}
 	b.open = blockNone
@@ -296,7 +321,7 @@ func (s *argsScanner) complete() bool {
 // a new block of the Message when not. message_start goes first.
 func (e *Encoder) appendBlockStart(dst []byte, index int, kind blockKind, ev transform.Event) []byte {
 	if !e.meta.Stream {
-		e.whole = append(e.whole, wholeBlock{kind: kind, id: ev.ID, name: ev.Name})
+		e.whole = append(e.whole, newWholeBlock(kind, ev))
 		return dst
 	}
 	dst = e.appendMessageStart(dst)
@@ -313,6 +338,9 @@ func (e *Encoder) appendBlockStart(dst []byte, index int, kind blockKind, ev tra
 		dst = append(dst, `,"name":`...)
 		dst = jsonout.AppendStringS(dst, ev.Name)
 		dst = append(dst, `,"input":{}}}`...)
+	case blockMCPTool, blockMCPResult:
+		dst = appendMCPBlock(append(dst, `,"content_block":`...), kind, ev)
+		dst = append(dst, '}')
 	}
 	return append(dst, "\n\n"...)
 }
@@ -337,7 +365,7 @@ func (e *Encoder) appendDelta(dst []byte, index int, kind blockKind, pre string,
 		dst = append(dst, `,"delta":{"type":"thinking_delta","thinking":"`...)
 	case blockText:
 		dst = append(dst, `,"delta":{"type":"text_delta","text":"`...)
-	case blockTool:
+	case blockTool, blockMCPTool:
 		dst = append(dst, `,"delta":{"type":"input_json_delta","partial_json":"`...)
 	}
 	dst = jsonout.AppendStringBodyS(dst, pre)

@@ -96,6 +96,7 @@ func (c *converter) convert(top map[string]json.RawMessage) (request.Info, *requ
 			return info, e
 		}
 	}
+	w.settle()
 	c.out = append(c.out, ']')
 
 	for _, name := range [...]string{"max_tokens", "temperature", "top_p"} {

@@ -26,6 +26,11 @@ var convertSeeds = []string{
 	`{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"tool","name":"f"},"thinking":{"type":"adaptive"},"mcp_servers":[]}`,
 	`{"messages":[{"role":"user","content":[{"type":"text","text":"a\ud800"}]}],"model":"\u00e9","max_tokens":1e3}`,
 	`{"messages":null}`, `[]`, `{`, ``, `{"messages":[{"role":"user","content":[{"type":"x"}]}]}`,
+	// The agent loop's rounds sent back (CONTRACT.md §12).
+	`{"messages":[{"role":"user","content":"q"},` + mcpTurn + `,{"role":"user","content":[` +
+		`{"type":"mcp_tool_result","tool_use_id":"call_9","is_error":true,"content":"x"},{"type":"text","text":"next"}]}]}`,
+	`{"messages":[{"role":"assistant","content":[{"type":"mcp_tool_use","id":"a","name":"f","server_name":"s","input":{}},` +
+		`{"type":"tool_use","id":"b","name":"g","input":{}},{"type":"text","text":"t"}]},{"role":"system","content":"s"}]}`,
 }
 
 // FuzzConvert: whatever the body, Convert never panics; it refuses with a

@@ -53,14 +53,14 @@ func AppendRequestError(dst []byte, e *request.Error) []byte {
 }
 
 // AppendRefusal appends the body of an HTTP error for a request whose
-// upstream never streamed (pipeline.Protocol.Refusal): timeout_error for
+// upstream never streamed (protocol.Protocol.Refusal): timeout_error for
 // upstream_timeout, api_error for every other code.
 func AppendRefusal(dst []byte, code, msg string) []byte {
 	return appendError(dst, errorType(code), msg, code, "")
 }
 
 // AppendUpstreamRefusal appends the body of an upstream refusal passed
-// through with its status (pipeline.Protocol.ReshapeRefusal): the error
+// through with its status (protocol.Protocol.ReshapeRefusal): the error
 // type Anthropic gives that status, the upstream's message, and the code
 // provider_error.
 func AppendUpstreamRefusal(dst []byte, status int, msg string) []byte {

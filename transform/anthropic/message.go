@@ -10,10 +10,12 @@ import (
 
 // wholeBlock is a content block of a Message that is not streamed.
 type wholeBlock struct {
-	kind     blockKind
-	id, name string
-	// text is the block's text, thinking or tool arguments.
-	text []byte
+	kind             blockKind
+	id, name, server string
+	// text is the block's text, thinking, tool arguments or tool result;
+	// failed is set for a tool result that is an error.
+	text   []byte
+	failed bool
 }
 
 // appendMessageStart sends message_start once: a Message with the id, the
@@ -87,6 +89,8 @@ func (e *Encoder) appendMessage(dst []byte, reason string) []byte {
 				dst = jsonout.AppendOrString(dst, b.text)
 			}
 			dst = append(dst, '}')
+		case blockMCPTool, blockMCPResult:
+			dst = appendWholeMCP(dst, &e.whole[i])
 		}
 	}
 	dst = append(dst, `],"stop_reason":`...)

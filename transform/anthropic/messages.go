@@ -21,6 +21,9 @@ type messageWriter struct {
 	// tools are the request's tools, for the tool_reference blocks that
 	// name them.
 	tools []wireTool
+	// owed are the ids of the mcp_tool_use calls written whose result has
+	// not been (mcp_messages.go).
+	owed []string
 }
 
 // wireMessage is one element of messages: {role, content}.
@@ -140,6 +143,7 @@ func (w *messageWriter) message(i int, raw json.RawMessage) *request.Error {
 	case "system":
 		text, e := w.systemText(path+".content", content)
 		if e == nil {
+			w.settle()
 			w.systemMessage(text)
 		}
 		return e
@@ -155,6 +159,7 @@ func (w *messageWriter) message(i int, raw json.RawMessage) *request.Error {
 func (w *messageWriter) user(path string, raw json.RawMessage) *request.Error {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
+		w.settle()
 		w.open("user")
 		w.c.out = jsonout.AppendStringS(w.c.out, s)
 		w.c.out = append(w.c.out, '}')
@@ -168,7 +173,10 @@ func (w *messageWriter) user(path string, raw json.RawMessage) *request.Error {
 	for i, b := range blocks {
 		bpath := path + "." + strconv.Itoa(i)
 		switch b.Type {
-		case "tool_result":
+		case "tool_result", "mcp_tool_result":
+			if b.Type == "mcp_tool_result" && !w.pay(b.ToolUseID) {
+				continue // answers no call: a tool message would be refused
+			}
 			images, e := w.toolResult(bpath, b)
 			if e != nil {
 				return e
@@ -192,6 +200,7 @@ func (w *messageWriter) user(path string, raw json.RawMessage) *request.Error {
 			return unknownBlock(bpath, b.Type, "a user message")
 		}
 	}
+	w.settle()
 	if len(parts) == 0 {
 		return nil
 	}
@@ -311,6 +320,7 @@ func (w *messageWriter) toolReferences(names []string) string {
 // DeepSeek's API) want earlier reasoning left out. A message left with
 // nothing is dropped.
 func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Error {
+	w.settle()
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		w.next()
@@ -321,26 +331,25 @@ func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Err
 	if e != nil {
 		return e
 	}
-	var texts []string
-	var calls []block
 	for i, b := range blocks {
 		bpath := path + "." + strconv.Itoa(i)
 		switch b.Type {
-		case "text":
-			texts = append(texts, b.Text)
-		case "tool_use":
+		case "text", "thinking", "redacted_thinking", "mcp_tool_result":
+		case "tool_use", "mcp_tool_use":
 			if in := present(b.Input); in != nil && in[0] != '{' {
 				return invalid(bpath + ".input: must be an object")
 			}
-			calls = append(calls, b)
-		case "thinking", "redacted_thinking":
 		default:
 			return unknownBlock(bpath, b.Type, "an assistant message")
 		}
 	}
-	if len(texts) == 0 && len(calls) == 0 {
-		return nil
-	}
+	w.assistantSteps(blocks)
+	return nil
+}
+
+// toolCalls returns the tool calls of tool_use or mcp_tool_use blocks,
+// their arguments the input as a JSON string.
+func toolCalls(calls []block) []chatmsg.ToolCall {
 	tcs := make([]chatmsg.ToolCall, len(calls))
 	var args bytes.Buffer
 	for i, b := range calls {
@@ -351,9 +360,7 @@ func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Err
 		}
 		tcs[i] = chatmsg.ToolCall{ID: b.ID, Name: b.Name, Arguments: args.String()}
 	}
-	w.next()
-	w.c.out = chatmsg.AppendAssistant(w.c.out, strings.Join(texts, "\n\n"), tcs)
-	return nil
+	return tcs
 }
 
 // knownBlocks are the block types this converter reads; the fields of
@@ -362,6 +369,7 @@ func (w *messageWriter) assistant(path string, raw json.RawMessage) *request.Err
 var knownBlocks = map[string]bool{
 	"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
 	"tool_reference": true, "thinking": true, "redacted_thinking": true,
+	"mcp_tool_use": true, "mcp_tool_result": true,
 }
 
 // decodeBlocks decodes an array of content blocks.
@@ -503,5 +511,5 @@ func unsupportedSource(path, typ string) *request.Error {
 // chat-completions counterpart.
 func unknownBlock(path, typ, where string) *request.Error {
 	return unsupported(path + ".type: " + strconv.Quote(typ) + " blocks are not supported in " + where +
-		" (text, image, document, tool_use, tool_result, tool_reference and thinking are)")
+		" (text, image, document, tool_use, tool_result, tool_reference, mcp_tool_use, mcp_tool_result and thinking are)")
 }

@@ -19,6 +19,11 @@ type Request struct {
 	// out, as Anthropic sends none, so that clients reading content[0] as
 	// the answer still find it there.
 	Thinking bool
+	// MCPBlocks says the client opted in to the MCP connector's blocks
+	// (an anthropic-beta header naming an mcp-client beta, HeaderFacts):
+	// calls to tools the gateway runs are shown as mcp_tool_use and
+	// mcp_tool_result blocks; without it they are left out (mcp.go).
+	MCPBlocks bool
 	// InputTokens is the estimate of the request's input tokens
 	// (EstimateTokens of the converted body) that message_start reports
 	// until the upstream's usage replaces it in message_delta.
@@ -61,4 +66,5 @@ var Format = &request.Format{
 	AppendError:    AppendRequestError,
 	Endpoints:      []request.Endpoint{{PathSuffix: CountTokensPath, Answer: AnswerCountTokens}},
 	UpstreamHeader: UpstreamHeader,
+	HeaderFacts:    HeaderFacts,
 }

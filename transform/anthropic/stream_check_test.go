@@ -33,10 +33,40 @@ type content struct {
 // String renders a block for test tables: "text:…", "thinking:…",
 // "tool_use:id name input".
 func (c content) String() string {
-	if c.Type == "tool_use" {
-		return "tool_use:" + c.ID + " " + c.Name + " " + c.Text
+	switch c.Type {
+	case "tool_use", "mcp_tool_use":
+		return c.Type + ":" + c.ID + " " + c.Name + " " + c.Text
+	case "mcp_tool_result":
+		return c.Type + ":" + c.ID + " " + c.Name + " " + c.Text
 	}
 	return c.Type + ":" + c.Text
+}
+
+// checkMCPResult checks an mcp_tool_result block {type, tool_use_id,
+// is_error, content: [{type: text, text}]} (the MCP connector's, as the
+// beta SDKs type it) for a call whose mcp_tool_use came before, once, and
+// fills b: ID the call, Name "error" or "ok", Text the result.
+func checkMCPResult(cb map[string]any, b *content, calls map[string]int) error {
+	if err := exactKeys(cb, "type", "tool_use_id", "is_error", "content"); err != nil {
+		return err
+	}
+	b.ID, _ = cb["tool_use_id"].(string)
+	isErr, ok := cb["is_error"].(bool)
+	parts, _ := cb["content"].([]any)
+	if !ok || calls[b.ID] != 1 || len(parts) != 1 {
+		return fmt.Errorf("mcp_tool_result %v: no is_error, one text part, or mcp_tool_use before it", cb)
+	}
+	calls[b.ID] = 2
+	p, _ := parts[0].(map[string]any)
+	if err := exactKeys(p, "type", "text"); err != nil || p["type"] != "text" {
+		return fmt.Errorf("mcp_tool_result content %v", p)
+	}
+	b.Text, _ = p["text"].(string)
+	b.Name = "ok"
+	if isErr {
+		b.Name = "error"
+	}
+	return nil
 }
 
 type apiError struct {
@@ -60,6 +90,7 @@ func checkStream(out []byte) (*assembled, error) {
 	a := &assembled{}
 	open := -1
 	var delta, stopped bool
+	mcpCalls := map[string]int{} // mcp_tool_use id: 1 started, 2 resulted
 	for i, e := range evs {
 		if e.Comment {
 			return nil, fmt.Errorf("event %d: an SSE comment; the keep-alive is a ping event", i)
@@ -128,6 +159,17 @@ func checkStream(out []byte) (*assembled, error) {
 				if in, ok := cb["input"].(map[string]any); err == nil && (b.ID == "" || !ok || len(in) != 0) {
 					err = fmt.Errorf("tool_use block starts without id or with input: %s", e.Data)
 				}
+			case "mcp_tool_use":
+				err = exactKeys(cb, "type", "id", "name", "server_name", "input")
+				b.ID, _ = cb["id"].(string)
+				b.Name, _ = cb["name"].(string)
+				_, srv := cb["server_name"].(string)
+				if in, ok := cb["input"].(map[string]any); err == nil && (b.ID == "" || !srv || !ok || len(in) != 0 || mcpCalls[b.ID] != 0) {
+					err = fmt.Errorf("mcp_tool_use block starts without id or server_name, with input, or twice: %s", e.Data)
+				}
+				mcpCalls[b.ID] = 1
+			case "mcp_tool_result":
+				err = checkMCPResult(cb, &b, mcpCalls)
 			default:
 				err = fmt.Errorf("block type %q", b.Type)
 			}
@@ -143,8 +185,8 @@ func checkStream(out []byte) (*assembled, error) {
 			}
 			d, _ := m["delta"].(map[string]any)
 			b := &a.blocks[open]
-			want := map[string]string{"text": "text_delta", "thinking": "thinking_delta", "tool_use": "input_json_delta"}[b.Type]
-			field := map[string]string{"text": "text", "thinking": "thinking", "tool_use": "partial_json"}[b.Type]
+			want := map[string]string{"text": "text_delta", "thinking": "thinking_delta", "tool_use": "input_json_delta", "mcp_tool_use": "input_json_delta"}[b.Type]
+			field := map[string]string{"text": "text", "thinking": "thinking", "tool_use": "partial_json", "mcp_tool_use": "partial_json"}[b.Type]
 			s, ok := d[field].(string)
 			if d["type"] != want || !ok || len(d) != 2 {
 				return nil, fmt.Errorf("delta %s to a %s block", e.Data, b.Type)
@@ -267,6 +309,7 @@ func checkWhole(out []byte, status int) (*assembled, error) {
 		return nil, fmt.Errorf("usage without output_tokens: %s", s)
 	}
 	a := &assembled{id: w.ID, model: w.Model, stopReason: w.StopReason, usage: w.Usage}
+	mcpCalls := map[string]int{}
 	for _, raw := range w.Content {
 		var cb map[string]any
 		if err := json.Unmarshal(raw, &cb); err != nil {
@@ -291,6 +334,18 @@ func checkWhole(out []byte, status int) (*assembled, error) {
 			}
 			_ = json.Unmarshal(raw, &in)
 			b.Text = string(in.Input)
+		case "mcp_tool_use":
+			err = exactKeys(cb, "type", "id", "name", "server_name", "input")
+			b.ID, _ = cb["id"].(string)
+			b.Name, _ = cb["name"].(string)
+			mcpCalls[b.ID] = 1
+			var in struct {
+				Input json.RawMessage `json:"input"`
+			}
+			_ = json.Unmarshal(raw, &in)
+			b.Text = string(in.Input)
+		case "mcp_tool_result":
+			err = checkMCPResult(cb, &b, mcpCalls)
 		default:
 			err = fmt.Errorf("block type %q", b.Type)
 		}

@@ -31,7 +31,7 @@ import (
 //
 // It is an estimate: measured against the o200k and cl100k tokenizers on
 // English prose, Go code, Chinese prose and tool schemas it is within
-// about ±20% (README, "Claude Code").
+// about ±20% (docs/anthropic.md, "Claude Code").
 func EstimateTokens(body []byte) int {
 	var s tokenScanner
 	s.scan(body)

@@ -66,10 +66,12 @@ func CheckNothingAfterTerminal(t *testing.T, newEncoder func() transform.Encoder
 	}
 }
 
-// AllocsCase is an event CheckZeroAllocs measures, named for its subtest.
+// AllocsCase is an event CheckZeroAllocs measures, named for its subtest,
+// after the events of Setup (on top of the protocol's own setup).
 type AllocsCase struct {
 	Name  string
 	Event transform.Event
+	Setup []transform.Event
 }
 
 // deltaCases are the events CheckZeroAllocs measures for every protocol:
@@ -77,13 +79,17 @@ type AllocsCase struct {
 // escaping and with Chinese, and a heartbeat. A protocol that drops a kind
 // must drop it for free too.
 var deltaCases = []AllocsCase{
-	{"raw", Raw("some reply text, with \"quotes\"\n")},
-	{"reasoning_delta", Reasoning("reasoning text")},
-	{"phase_delta", PhaseDelta(1, "phase text")},
-	{"answer_delta", Answer("some answer text, with \"quotes\"\n")},
-	{"answer_delta_chinese", Answer("三分化训练计划")},
-	{"tool_args_delta", ToolArgs(0, "c", "f", `{"a":1}`)},
-	{"heartbeat", Heartbeat()},
+	{"raw", Raw("some reply text, with \"quotes\"\n"), nil},
+	{"reasoning_delta", Reasoning("reasoning text"), nil},
+	{"phase_delta", PhaseDelta(1, "phase text"), nil},
+	{"answer_delta", Answer("some answer text, with \"quotes\"\n"), nil},
+	{"answer_delta_chinese", Answer("三分化训练计划"), nil},
+	{"tool_args_delta", ToolArgs(0, "c", "f", `{"a":1}`), nil},
+	// A server call's arguments stream like a client call's (CONTRACT.md
+	// §12), at index 7 so that no protocol's own setup call is in its way.
+	{"server_tool_args_delta", ServerToolArgs(7, "s", "lookup", `{"a":1}`),
+		[]transform.Event{ServerToolStart(7, "s", "lookup", "Lookup", "demo", 1)}},
+	{"heartbeat", Heartbeat(), nil},
 }
 
 // CheckZeroAllocs runs a subtest per delta kind, and per extra case, that
@@ -96,7 +102,7 @@ func CheckZeroAllocs(t *testing.T, newEncoder func() transform.Encoder, setup []
 	t.Helper()
 	for _, c := range append(deltaCases[:len(deltaCases):len(deltaCases)], extra...) {
 		t.Run(c.Name, func(t *testing.T) {
-			enc, buf := prepare(newEncoder(), setup)
+			enc, buf := prepare(newEncoder(), append(setup[:len(setup):len(setup)], c.Setup...))
 			now := time.Now()
 			allocs := testing.AllocsPerRun(1000, func() {
 				buf = appendStep(enc, buf[:0], c.Event, now)

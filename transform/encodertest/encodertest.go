@@ -1,5 +1,5 @@
-// Package encodertest holds what the tests of the protocol encoders
-// (gymbro, jsonseq, skillpet, aisdk, openai) share: the scenarios every
+// Package encodertest holds what the tests of the protocol encoders (every
+// row of the protocol table, transform/protocol) share: the scenarios every
 // protocol encodes and the builders of their events, the runner that feeds
 // events to an encoder, the golden-file comparison with its -update flag,
 // an SSE reader, the fuzz event generator, and the allocation, speed and
@@ -22,6 +22,11 @@ import (
 // update is registered in every test binary that imports the package, so
 // `go test ./transform/gymbro/ -update` rewrites that package's goldens.
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// Update reports whether the test binary runs with -update: a package
+// whose tests import this one (or wiretest) reads its own goldens' flag
+// here, since a second flag of the name would not register.
+func Update() bool { return *update }
 
 // Created is the fixed stream start of every scenario.
 var Created = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)

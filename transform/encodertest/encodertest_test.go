@@ -83,6 +83,23 @@ func TestFuzzEvents(t *testing.T) {
 	if len(encodertest.FuzzEvents(ops, "")) != len(kinds) {
 		t.Errorf("an empty pool changes the number of events")
 	}
+	// The agent loop's kinds (CONTRACT.md §12): run, progress, result and
+	// round, with a Tool unless the argument's high bit says not, and a
+	// server call's start.
+	loop := encodertest.FuzzEvents([]byte{26, 1, 27, 0x81, 28, 0x41, 29, 3, 30, 0, 31, 8, 22, 0, 23, 0}, "abc")
+	want := []transform.Kind{transform.KindToolRun, transform.KindToolProgress, transform.KindToolResult, transform.KindRoundStart,
+		transform.KindToolCallStart, transform.KindToolCallEnd, transform.KindFinish, transform.KindError}
+	for i, e := range loop {
+		if e.Kind != want[i] {
+			t.Errorf("loop event %d is %v, want %v", i, e.Kind, want[i])
+		}
+	}
+	if loop[0].Tool == nil || loop[1].Tool != nil || loop[2].Tool.Status != transform.ToolFailed || loop[3].Index != 4 {
+		t.Errorf("loop events %+v", loop[:4])
+	}
+	if !loop[4].Server || loop[4].Tool == nil || !loop[5].Server {
+		t.Errorf("server call events %+v", loop[4:6])
+	}
 }
 
 // nopEncoder writes nothing.

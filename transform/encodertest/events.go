@@ -82,3 +82,53 @@ func Failure(code, msg string) transform.Event {
 
 // Heartbeat returns a step that makes Run call AppendHeartbeat.
 func Heartbeat() transform.Event { return transform.Event{Kind: KindHeartbeat} }
+
+// The builders of the agent loop's events (CONTRACT.md §12): a call to a
+// tool the gateway runs, its run, progress and result, and the next round.
+
+// ServerToolStart returns the KindToolCallStart of server call i, to a
+// tool labelled label on tool server server, made in round.
+func ServerToolStart(i int, id, name, label, server string, round int) transform.Event {
+	return transform.Event{Kind: transform.KindToolCallStart, Server: true, Index: i, ID: id, Name: name,
+		Tool: &transform.Tool{Label: label, Server: server, Round: round}}
+}
+
+// ServerToolArgs returns a KindToolArgsDelta of server call i.
+func ServerToolArgs(i int, id, name, s string) transform.Event {
+	ev := ToolArgs(i, id, name, s)
+	ev.Server = true
+	return ev
+}
+
+// ServerToolEnd returns the KindToolCallEnd of server call i with its
+// complete arguments.
+func ServerToolEnd(i int, id, name, args string) transform.Event {
+	ev := ToolEnd(i, id, name, args)
+	ev.Server = true
+	return ev
+}
+
+// ToolRun returns the KindToolRun of server call i: the gateway runs it
+// with args.
+func ToolRun(i int, id, name, args, label, server string, round int) transform.Event {
+	return transform.Event{Kind: transform.KindToolRun, Index: i, ID: id, Name: name, Text: []byte(args),
+		Tool: &transform.Tool{Label: label, Server: server, Round: round}}
+}
+
+// ToolProgress returns a KindToolProgress of running call i.
+func ToolProgress(i int, id, name string, progress, total float64, message string) transform.Event {
+	return transform.Event{Kind: transform.KindToolProgress, Index: i, ID: id, Name: name,
+		Tool: &transform.Tool{Progress: progress, Total: total, Message: message}}
+}
+
+// ToolResult returns the KindToolResult of server call i: status is
+// transform.ToolCompleted or transform.ToolFailed.
+func ToolResult(i int, id, name, status, output string) transform.Event {
+	return transform.Event{Kind: transform.KindToolResult, Index: i, ID: id, Name: name,
+		Tool: &transform.Tool{Status: status, Output: output}}
+}
+
+// RoundStart returns the KindRoundStart of round n.
+func RoundStart(n int) transform.Event {
+	return transform.Event{Kind: transform.KindRoundStart, Index: n}
+}

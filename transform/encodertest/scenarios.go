@@ -133,6 +133,98 @@ func Scenarios() []Scenario {
 			Event(transform.KindAnswerStart), Event(transform.KindAnswerEnd),
 			Finish(""),
 		}},
+		// The agent loop (CONTRACT.md §12): the sequences the pipeline
+		// delivers when the gateway runs tools itself.
+		//
+		// server_tools: a round whose reply calls two server tools (in
+		// parallel: their progress and results interleave), then the
+		// answer in round 2, usage summed over the rounds.
+		{"server_tools", []transform.Event{
+			Routed("gpt-tools", "up-1"),
+			Event(transform.KindReasoningStart), Reasoning("Need data."), Event(transform.KindReasoningEnd),
+			Event(transform.KindAnswerStart), Raw("Let me look."), Answer("Let me look."), Event(transform.KindAnswerEnd),
+			ServerToolStart(0, "call_1", "search_knowledge", "知识检索", "demo", 1),
+			ServerToolArgs(0, "call_1", "search_knowledge", `{"query":`), ServerToolArgs(0, "call_1", "search_knowledge", `"caddy"}`),
+			ServerToolEnd(0, "call_1", "search_knowledge", `{"query":"caddy"}`),
+			ServerToolStart(1, "call_2", "get_weather", "get_weather", "demo", 1),
+			ServerToolArgs(1, "call_2", "get_weather", `{"city":"Paris"}`),
+			ServerToolEnd(1, "call_2", "get_weather", `{"city":"Paris"}`),
+			ToolRun(0, "call_1", "search_knowledge", `{"query":"caddy"}`, "知识检索", "demo", 1),
+			ToolRun(1, "call_2", "get_weather", `{"city":"Paris"}`, "get_weather", "demo", 1),
+			ToolProgress(0, "call_1", "search_knowledge", 1, 3, "searching"),
+			ToolResult(1, "call_2", "get_weather", transform.ToolCompleted, "18°C, sunny"),
+			ToolProgress(0, "call_1", "search_knowledge", 2, 3, "reading"),
+			ToolResult(0, "call_1", "search_knowledge", transform.ToolCompleted, "Caddy is a web server."),
+			RoundStart(2),
+			Event(transform.KindReasoningStart), Reasoning("Got it."), Event(transform.KindReasoningEnd),
+			Event(transform.KindAnswerStart), Raw("Caddy is a web server."), Answer("Caddy is a web server."), Event(transform.KindAnswerEnd),
+			Text(transform.KindUsage, `{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}`),
+			Finish("stop"),
+		}},
+		// mixed_turn: one reply calls a server tool and a client tool; the
+		// server call runs (and fails), then the turn ends with the
+		// client's call for the client to run. Both share one index space.
+		{"mixed_turn", []transform.Event{
+			Routed("gpt-tools", "up-2"),
+			Event(transform.KindAnswerStart), Raw("Both."), Answer("Both."), Event(transform.KindAnswerEnd),
+			ServerToolStart(0, "call_s", "get_weather", "天气", "demo", 1),
+			ServerToolArgs(0, "call_s", "get_weather", `{"city":"Oslo"}`),
+			ServerToolEnd(0, "call_s", "get_weather", `{"city":"Oslo"}`),
+			ToolStart(1, "call_c", "client_fn"),
+			ToolArgs(1, "call_c", "client_fn", `{"x":1}`),
+			ToolEnd(1, "call_c", "client_fn", `{"x":1}`),
+			ToolRun(0, "call_s", "get_weather", `{"city":"Oslo"}`, "天气", "demo", 1),
+			ToolResult(0, "call_s", "get_weather", transform.ToolFailed, "get_weather timed out after 30s"),
+			Text(transform.KindUsage, `{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}`),
+			Finish("tool_calls"),
+		}},
+		// tool_error_in_round_2: round 2 breaks off mid-answer.
+		{"tool_error_in_round_2", []transform.Event{
+			Routed("gpt-tools", "up-3"),
+			ServerToolStart(0, "call_1", "search_knowledge", "知识检索", "demo", 1),
+			ServerToolArgs(0, "call_1", "search_knowledge", `{"query":"caddy"}`),
+			ServerToolEnd(0, "call_1", "search_knowledge", `{"query":"caddy"}`),
+			ToolRun(0, "call_1", "search_knowledge", `{"query":"caddy"}`, "知识检索", "demo", 1),
+			ToolResult(0, "call_1", "search_knowledge", transform.ToolCompleted, "Caddy is a web server."),
+			RoundStart(2),
+			Event(transform.KindAnswerStart), Raw("par"), Answer("par"),
+			Failure(transform.CodeUpstreamError, "upstream broke off"),
+		}},
+		// max_rounds: the route's max_rounds (2 here) was reached; the
+		// last round is asked with tools disabled, which is reported.
+		{"max_rounds", []transform.Event{
+			Routed("gpt-tools", "up-4"),
+			Event(transform.KindAnswerStart), Raw("Searching."), Answer("Searching."), Event(transform.KindAnswerEnd),
+			ServerToolStart(0, "call_1", "search_knowledge", "知识检索", "demo", 1),
+			ServerToolEnd(0, "call_1", "search_knowledge", `{"query":"a"}`),
+			ToolRun(0, "call_1", "search_knowledge", `{"query":"a"}`, "知识检索", "demo", 1),
+			ToolResult(0, "call_1", "search_knowledge", transform.ToolCompleted, "A."),
+			RoundStart(2),
+			Event(transform.KindThinkingStart), Phase(1, "Again"), PhaseDelta(1, "One more search."), PhaseEnd(1),
+			Event(transform.KindThinkingEnd),
+			ServerToolStart(1, "call_2", "search_knowledge", "知识检索", "demo", 2),
+			ServerToolEnd(1, "call_2", "search_knowledge", `{"query":"b"}`),
+			ToolRun(1, "call_2", "search_knowledge", `{"query":"b"}`, "知识检索", "demo", 2),
+			ToolResult(1, "call_2", "search_knowledge", transform.ToolCompleted, "B."),
+			RoundStart(3),
+			Violation("max_rounds", 0, "2 rounds of tool calls: the last round answers without tools"),
+			Event(transform.KindAnswerStart), Raw("Enough."), Answer("Enough."), Event(transform.KindAnswerEnd),
+			Text(transform.KindUsage, `{"prompt_tokens":50,"completion_tokens":9,"total_tokens":59}`),
+			Finish("stop"),
+		}},
+		// error_while_tool_runs: the stream ends (the client left, the
+		// upstream failed) while a call runs: what the encoder opened for
+		// it is closed the protocol's own way.
+		{"error_while_tool_runs", []transform.Event{
+			Routed("gpt-tools", "up-5"),
+			Event(transform.KindReasoningStart), Reasoning("Search first."), Event(transform.KindReasoningEnd),
+			ServerToolStart(0, "call_1", "search_knowledge", "知识检索", "demo", 1),
+			ServerToolArgs(0, "call_1", "search_knowledge", `{"query":"caddy"}`),
+			ServerToolEnd(0, "call_1", "search_knowledge", `{"query":"caddy"}`),
+			ToolRun(0, "call_1", "search_knowledge", `{"query":"caddy"}`, "知识检索", "demo", 1),
+			ToolProgress(0, "call_1", "search_knowledge", 1, 0, ""),
+			Failure(transform.CodeUpstreamError, "the tool call was cancelled"),
+		}},
 	}
 }
 

@@ -32,6 +32,11 @@ type Encoder struct {
 	// carry holds a UTF-8 sequence cut at the end of a raw delta, so that
 	// no content_delta ends mid-character and reply_len counts characters.
 	carry parsekit.RuneCarry
+	// calls are the calls to tools the gateway runs; newRound is set by a
+	// round's start until its raw reply begins (loop.go).
+	calls    ServerCalls
+	newRound bool
+	rounds   int
 }
 
 // New returns an Encoder for one stream.
@@ -54,11 +59,29 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	switch ev.Kind {
 	case transform.KindRaw:
 		dst = e.appendRaw(dst, ev.Text)
+	case transform.KindToolCallStart:
+		if ev.Server {
+			e.calls.Start(ev)
+		}
+	case transform.KindToolCallEnd:
+		if ev.Server {
+			dst = e.appendServerCall(dst, ev)
+		}
+	case transform.KindToolRun:
+		e.calls.Run(ev)
+	case transform.KindToolProgress:
+		dst = e.appendToolProgress(dst, ev)
+	case transform.KindToolResult:
+		dst = e.appendToolResult(dst, ev)
+	case transform.KindRoundStart:
+		dst = e.appendRound(dst)
 	case transform.KindFinish:
 		dst = e.flushCarry(dst)
+		dst = e.abandonRuns(dst, "the tool call did not finish")
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.replyLen)
 	case transform.KindError:
 		dst = e.flushCarry(dst)
+		dst = e.abandonRuns(dst, errorMessage(ev))
 		dst = e.sys.AppendError(dst, ev)
 	default:
 		dst = e.sys.AppendEvent(dst, ev)
@@ -94,25 +117,41 @@ func (e *Encoder) flushCarry(dst []byte) []byte {
 	return e.appendDelta(dst, nil, e.carry.Flush())
 }
 
-// appendDelta appends a content_delta whose text is a followed by b. Empty
-// text sends nothing, so that seq numbers only real deltas.
+// appendDelta appends a content_delta whose text is a followed by b,
+// after a paragraph break when it opens a later round's raw reply
+// (loop.go). Empty text sends nothing, so that seq numbers only real
+// deltas.
 func (e *Encoder) appendDelta(dst, a, b []byte) []byte {
 	if len(a)+len(b) == 0 {
 		return dst
 	}
+	sep := ""
+	if e.newRound && e.seq > 0 {
+		sep = "\n\n"
+	}
+	e.newRound = false
 	e.seq++
 	// utf8.RuneCount counts each invalid byte as one rune, exactly as
 	// AppendJSONString writes one U+FFFD for it: reply_len is the length
 	// of the reply the client assembles (specs/000 §7).
-	e.replyLen += int64(utf8.RuneCount(a) + utf8.RuneCount(b))
+	e.replyLen += int64(len(sep) + utf8.RuneCount(a) + utf8.RuneCount(b))
 	dst = e.sys.AppendEventHead(dst, "content_delta")
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, e.seq, 10)
 	dst = append(dst, `,"delta":"`...)
+	dst = jsonout.AppendStringBodyS(dst, sep)
 	dst = jsonout.AppendStringBody(dst, a)
 	dst = jsonout.AppendStringBody(dst, b)
 	dst = append(dst, '"')
 	return AppendEventTail(dst)
+}
+
+// errorMessage is a failure's message, else its code.
+func errorMessage(ev transform.Event) string {
+	if len(ev.Text) > 0 {
+		return string(ev.Text)
+	}
+	return ev.Code
 }
 
 var _ transform.Encoder = (*Encoder)(nil)

@@ -70,6 +70,9 @@ type Base struct {
 	in    []byte
 	inOff int64
 	rec   record
+	// text says the reply held a byte that is not blank; native that the
+	// upstream's own tool calls carried it (NoteNativeCalls).
+	text, native bool
 
 	sections
 }
@@ -102,7 +105,13 @@ func (b *Base) Reset() {
 	b.in, b.inOff = nil, 0
 	b.rec = record{buf: b.rec.buf[:0]}
 	b.sections = sections{}
+	b.text, b.native = false, false
 }
+
+// NoteNativeCalls says that the upstream's own tool calls carried the
+// reply (transform.NativeCallsNoter): a reply with no text is then not a
+// broken document, and the format reports nothing of it.
+func (b *Base) NoteNativeCalls() { b.native = true }
 
 // Feed consumes the next bytes of the reply: it echoes them raw and reads
 // them.
@@ -112,6 +121,14 @@ func (b *Base) Feed(p []byte, emit transform.Emit) {
 	}
 	b.emit = emit
 	b.raw.Feed(p, emit)
+	if !b.text {
+		for _, c := range p {
+			if !isBlank(c) {
+				b.text = true
+				break
+			}
+		}
+	}
 	if b.input != nil {
 		b.input.FeedInput(p)
 	} else {
@@ -131,6 +148,10 @@ func (b *Base) Close(emit transform.Emit) {
 	b.emit = emit
 	defer func() { b.emit = nil }()
 	b.raw.Close(emit)
+	if b.native && !b.text {
+		b.CloseSections()
+		return
+	}
 	if b.input != nil {
 		b.input.CloseInput()
 	} else {
@@ -271,6 +292,6 @@ func (t *tokens) HandleToken(tk *jsonstream.Token) {
 	case jsonstream.TokenProse:
 		// Text of the reply that is not its JSON: the model's text is the
 		// answer (CONTRACT.md §7: nothing the model wrote vanishes).
-		b.AnswerText(tk.Text)
+		b.proseText(tk.Text)
 	}
 }

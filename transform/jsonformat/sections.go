@@ -10,6 +10,7 @@ type sections struct {
 	phase    int  // the open phase's id
 	answerOn bool // the answer is open
 	answered bool // the answer was opened in this reply
+	texted   bool // answer text was emitted in this reply
 }
 
 // OpenThinking opens the phased reasoning section if it is not open.
@@ -70,8 +71,25 @@ func (b *Base) AnswerText(text []byte) {
 		return
 	}
 	b.OpenAnswer()
+	b.texted = true
 	b.emit(transform.Event{Kind: transform.KindAnswerDelta, Text: text})
 }
+
+// proseText emits the model's text around its JSON as answer text. Blanks
+// at the start of the answer are dropped: there they stand between markup
+// (the object, its fence) and the answer's first text (issue 22).
+func (b *Base) proseText(text []byte) {
+	if !b.texted {
+		i := 0
+		for i < len(text) && isBlank(text[i]) {
+			i++
+		}
+		text = text[i:]
+	}
+	b.AnswerText(text)
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // CloseAnswer closes the answer if it is open.
 func (b *Base) CloseAnswer() {
@@ -80,6 +98,11 @@ func (b *Base) CloseAnswer() {
 		b.emit(transform.Event{Kind: transform.KindAnswerEnd})
 	}
 }
+
+// Texted reports whether answer text was emitted in this reply: blanks
+// the model wrote between markup and its text are the answer's only after
+// it (issue 22).
+func (b *Base) Texted() bool { return b.texted }
 
 // Answered reports whether the answer was opened in this reply.
 func (b *Base) Answered() bool { return b.answered }

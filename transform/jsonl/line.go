@@ -42,6 +42,15 @@ type lineState struct {
 	st    lineKind
 	lead  [maxLead]byte
 	nlead int
+	// sep holds the blanks since the last object or prose line: after an
+	// object on its line, the line break, blank lines. Before a prose line
+	// they are the answer's, once it has text (they stand between the
+	// model's text and the markup, issue 22); before an object or the
+	// reply's end they separate lines and are dropped. Held in blocks of
+	// maxLead bytes: a full block is dropped when more blanks arrive, so
+	// that the outcome depends only on the run.
+	sep   [maxLead]byte
+	nsep  int
 	ticks int
 	bom   int // bytes of a byte order mark matched at the reply's start
 	start int // lineText: where the unflushed text starts in the chunk
@@ -87,6 +96,8 @@ func (p *Parser) stepLineStart(b []byte, i int) int {
 	}
 	switch c {
 	case '\n': // JL04: a blank line
+		p.holdSep(l.lead[:l.nlead])
+		p.holdSep(newline)
 		p.endLine()
 		return i + 1
 	case ' ', '\t', '\r':
@@ -113,10 +124,33 @@ func (p *Parser) stepLineStart(b []byte, i int) int {
 func (p *Parser) startProse(off int64, held string) {
 	l := &p.line
 	p.Violation(CodeNotJSONLine, nil, off)
+	p.releaseSep()
 	p.AnswerText(l.lead[:l.nlead])
 	p.AnswerText([]byte(held))
 	l.nlead = 0
 	l.st = lineText
+}
+
+// holdSep adds blanks to the separator held (lineState.sep).
+func (p *Parser) holdSep(b []byte) {
+	l := &p.line
+	for _, c := range b {
+		if l.nsep == len(l.sep) {
+			l.nsep = 0
+		}
+		l.sep[l.nsep] = c
+		l.nsep++
+	}
+}
+
+// releaseSep emits the separator held as answer text, before prose, if
+// the answer has text; at the answer's start it is dropped.
+func (p *Parser) releaseSep() {
+	l := &p.line
+	if p.Texted() {
+		p.AnswerText(l.sep[:l.nsep])
+	}
+	l.nsep = 0
 }
 
 // stepText emits answer text up to the newline, which it keeps and whose

@@ -116,9 +116,11 @@ func (p *Parser) feedObject(b []byte, i int) int {
 func (p *Parser) stepAfterObject(b []byte, i int) int {
 	switch c := b[i]; {
 	case c == '\n':
+		p.holdSep(newline)
 		p.endLine()
 		return i + 1
 	case c == ' ' || c == '\t' || c == '\r':
+		p.holdSep(b[i : i+1])
 		return i + 1
 	case c == '{':
 		// JL09, lenient: a second object on the line is the next event.
@@ -127,6 +129,7 @@ func (p *Parser) stepAfterObject(b []byte, i int) int {
 		return i
 	}
 	p.Violation(CodeBadLine, textTrailing, p.Offset()+int64(i))
+	p.releaseSep()
 	p.line.st = lineText
 	p.line.start = i
 	return i
@@ -134,6 +137,7 @@ func (p *Parser) stepAfterObject(b []byte, i int) int {
 
 // startObject hands the '{' at b[i] and what follows to the tokenizer.
 func (p *Parser) startObject(i int) {
+	p.line.nsep = 0 // blanks between lines
 	p.Tokenizer().ResetAt(p.Offset() + int64(i))
 	p.obj.reset(p.Offset() + int64(i))
 	p.line.st = lineJSON

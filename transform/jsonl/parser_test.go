@@ -39,6 +39,13 @@ var cases = []parseCase{
 		want: `TH{ TH} F{ F"a" F}`},
 	{name: "JL03", chunks: []string{"{\"event\":\"thinking_start\"}\r\n{\"event\":\"thinking_end\"}\r\nprose\r\n{\"event\":\"final_end\"}\r\n"},
 		want: `TH{ TH} V(not_json_line@54) F{ F"prose\n" V(event_order@61:final_end) F}`},
+	// Issue 22: the blanks between an object and prose after it, or
+	// between prose lines, are the answer's once it has text; between
+	// objects, and before the answer's first text, they separate lines.
+	{name: "JL04/prose_after_answer", chunks: []string{`{"event":"final_delta","text":"a"}` + "\n\n", "Hello\n\n  Next\n" + `{"event":"final_delta","text":"b"} tail` + "\n"},
+		want: `F{ F"a" V(not_json_line@36) F"\n\nHello\n" V(not_json_line@45) F"\n  Next\nb" V(bad_line@85:trailing_text) F" tail\n" V(missing_thinking_start@90) V(missing_final_end@90) F}`},
+	{name: "JL04/prose_first", chunks: []string{lThinkStart + lThinkEnd + "\n", "Hello\n" + lFinal},
+		want: `TH{ TH} V(not_json_line@53) F{ F"Hello\n." F}`},
 	{name: "JL03/cr_split", chunks: []string{"x\r", "\ny\r", "z\r"},
 		want: `V(not_json_line@0) F{ F"x\n" V(not_json_line@3) F"y\rz" V(missing_thinking_start@7) V(missing_final_end@7) F}`},
 	{name: "JL04", chunks: []string{"\n  \t\n" + lThinkStart + " \r\n\n" + lThinkEnd + lFinal},

@@ -32,6 +32,10 @@ type Encoder struct {
 	order     order
 	// title is the phase title for a phase that has none.
 	title []byte
+	// calls are the calls to tools the gateway runs, rounds the
+	// round_starts sent (loop.go).
+	calls  gymbro.ServerCalls
+	rounds int
 }
 
 // New returns an Encoder for one stream.
@@ -86,8 +90,24 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendAnswer(dst, ev.Text)
 	case transform.KindSerpQueries:
 		e.keepQueries(ev.List)
+	case transform.KindToolCallStart:
+		if ev.Server {
+			e.calls.Start(ev)
+		}
 	case transform.KindToolCallEnd:
-		dst = e.appendToolCall(e.extraComes(dst), ev)
+		if ev.Server {
+			dst = e.appendServerCall(dst, ev)
+		} else {
+			dst = gymbro.AppendEventTail(e.appendToolCallHead(e.extraComes(dst), ev))
+		}
+	case transform.KindToolRun:
+		e.calls.Run(ev)
+	case transform.KindToolProgress:
+		dst = e.appendToolProgress(dst, ev)
+	case transform.KindToolResult:
+		dst = e.appendToolResult(dst, ev)
+	case transform.KindRoundStart:
+		dst = e.appendRoundStart(dst)
 	case transform.KindClarify:
 		dst = e.appendClarify(e.extraComes(dst), ev.Clarify)
 	case transform.KindArtifacts:
@@ -99,6 +119,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		// specs/001 §2 makes final_end mandatory: a reply that had no
 		// answer section (tool calls only) still ends its final part
 		// before completed.
+		dst = e.abandonRuns(dst, "the tool call did not finish")
 		dst = e.appendEnding(dst, true)
 		dst = e.sys.AppendCompleted(dst, ev.Code, e.answerLen)
 	case transform.KindError:
@@ -108,6 +129,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		// and one the model had finished look alike here; neither is
 		// claimed complete. Held answer text is sent first: it is never
 		// left out.
+		dst = e.abandonRuns(dst, errorMessage(ev))
 		dst = e.appendEnding(dst, false)
 		dst = e.sys.AppendError(dst, ev)
 	default:
@@ -133,18 +155,22 @@ func (e *Encoder) appendFinalEnd(dst []byte) []byte {
 	return gymbro.AppendEventTail(e.head(dst, "final_end"))
 }
 
-// appendToolCall appends tool_call {id, name, args} for a complete call.
-// args is the arguments object when they are valid JSON, else the text the
-// model wrote as a string, so that nothing is lost and the line stays JSON.
-func (e *Encoder) appendToolCall(dst []byte, ev transform.Event) []byte {
-	dst = e.head(dst, "tool_call")
-	dst = append(dst, `,"id":`...)
-	dst = jsonout.AppendStringS(dst, ev.ID)
-	dst = append(dst, `,"name":`...)
-	dst = jsonout.AppendStringS(dst, ev.Name)
+// appendToolCallHead appends tool_call {id, name, args} for a complete
+// call, up to its end. args is the arguments object when they are valid
+// JSON, else the text the model wrote as a string, so that nothing is lost
+// and the line stays JSON.
+func (e *Encoder) appendToolCallHead(dst []byte, ev transform.Event) []byte {
+	dst = e.toolHead(dst, "tool_call", ev.ID, ev.Name)
 	dst = append(dst, `,"args":`...)
-	dst = jsonout.AppendOrString(dst, ev.Text)
-	return gymbro.AppendEventTail(dst)
+	return jsonout.AppendOrString(dst, ev.Text)
+}
+
+// errorMessage is a failure's message, else its code.
+func errorMessage(ev transform.Event) string {
+	if len(ev.Text) > 0 {
+		return string(ev.Text)
+	}
+	return ev.Code
 }
 
 // appendClarify appends clarify {question, options, hint} (specs/004 §7.2

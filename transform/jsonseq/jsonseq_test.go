@@ -18,6 +18,7 @@ var contentEvents = map[string]bool{
 	"serp_summary": true, "thinking_start": true, "phase_start": true, "phase_delta": true,
 	"thinking_end": true, "final_delta": true, "serp_queries": true, "final_end": true,
 	"tool_call": true, "clarify": true, "artifacts": true,
+	"tool_progress": true, "tool_result": true, "round_start": true,
 }
 
 // checkStream checks a JSONSeq stream: known events, one-line JSON data led
@@ -34,6 +35,7 @@ func checkStream(out []byte, meta transform.Meta) error {
 	terminal, finalEnd := -1, -1
 	thinking, thought := false, false
 	phase := -1.0
+	serverCalls := map[string]bool{}
 	for i, e := range evs {
 		m := e.Fields
 		if finalEnd >= 0 && contentEvents[e.Name] {
@@ -73,6 +75,25 @@ func checkStream(out []byte, meta transform.Meta) error {
 		case "tool_call":
 			if m["id"] == nil || m["name"] == nil || m["args"] == nil {
 				return fmt.Errorf("tool_call lacks id, name or args: %s", e.Data)
+			}
+			if _, ok := m["server"]; ok {
+				serverCalls[m["id"].(string)] = true
+			}
+		case "tool_progress", "tool_result":
+			// The agent loop's extra events (CONTRACT.md §12) follow the
+			// server call's tool_call.
+			if !serverCalls[m["id"].(string)] {
+				return fmt.Errorf("%s for %v, which no server tool_call announced", e.Name, m["id"])
+			}
+			if e.Name == "tool_result" {
+				if s := m["status"]; s != "completed" && s != "error" {
+					return fmt.Errorf("tool_result status %v", s)
+				}
+				delete(serverCalls, m["id"].(string))
+			}
+		case "round_start":
+			if _, ok := m["round"].(float64); !ok {
+				return fmt.Errorf("round_start without a round")
 			}
 		case "serp_summary", "clarify", "artifacts", "status", "heartbeat":
 		case "completed":

@@ -65,6 +65,7 @@ type order struct {
 	wireID   int   // the wire id of the model's open phase, 0 if none or left out
 	summary  bool  // no serp_summary may be sent any more
 	answered bool  // a final_delta was sent
+	newRound bool  // a round_start came since the last answer text (loop.go)
 
 	// The model's open sections.
 	inThinking, inPhase bool
@@ -195,11 +196,24 @@ func (e *Encoder) endThinking(dst []byte) []byte {
 	return gymbro.AppendEventTail(e.head(dst, "thinking_end"))
 }
 
-// appendFinalDelta sends one final_delta.
+// appendFinalDelta sends one final_delta, with a paragraph break first
+// when its text opens a later round's answer (loop.go).
 func (e *Encoder) appendFinalDelta(dst, text []byte) []byte {
-	e.order.answered = true
-	e.answerLen += int64(utf8.RuneCount(text))
-	return appendText(e.head(dst, "final_delta"), text)
+	o := &e.order
+	sep := ""
+	if o.newRound && o.answered && len(text) > 0 {
+		sep = "\n\n"
+	}
+	if len(text) > 0 {
+		o.newRound = false
+	}
+	o.answered = true
+	e.answerLen += int64(len(sep) + utf8.RuneCount(text))
+	dst = e.head(dst, "final_delta")
+	dst = append(dst, `,"text":"`...)
+	dst = jsonout.AppendStringBodyS(dst, sep)
+	dst = jsonout.AppendStringBody(dst, text)
+	return gymbro.AppendEventTail(append(dst, '"'))
 }
 
 // reasoningClosed notes that a model's section closed and releases the

@@ -35,18 +35,25 @@ const bom = "\xef\xbb\xbf"
 // held, at most Limits.MaxTagBytes bytes, and released as prose when it
 // turns out not to be the wrapper. A wrapper longer than that is prose.
 type document struct {
-	st       docState
-	ticks    int    // backticks of the fence being read
-	hold     []byte // see above
-	proseOff int64  // DocLenient: offset of the first prose byte, -1
-	braceOff int64  // DocLenient: offset of the candidate '{'
-	bol      bool   // DocLenient prose: at a line's start (a fence may start)
+	st    docState
+	ticks int    // backticks of the fence being read
+	hold  []byte // see above
+	// blank holds the blanks after the value until what follows shows
+	// whose they are: text after the value gets them (they stand between
+	// the model's text and the markup, issue 22), a closing fence or the
+	// end of the reply drops them. Held in blocks of maxTrailBlank bytes:
+	// a full block is dropped when more blanks arrive, so that the outcome
+	// depends only on the run's length.
+	blank    []byte
+	proseOff int64 // DocLenient: offset of the first prose byte, -1
+	braceOff int64 // DocLenient: offset of the candidate '{'
+	bol      bool  // DocLenient prose: at a line's start (a fence may start)
 	carry    parsekit.RuneCarry
 	start    int // prose: where the unflushed prose starts in p
 }
 
 func (d *document) reset(m DocMode) {
-	*d = document{st: docBOM, proseOff: -1, hold: d.hold[:0]}
+	*d = document{st: docBOM, proseOff: -1, hold: d.hold[:0], blank: d.blank[:0]}
 	if m == DocBare {
 		d.st = docLead
 	}
@@ -128,17 +135,25 @@ func (t *Tokenizer) docStep(p []byte, i int) int {
 	return len(p) // docProse: flushed by suspend
 }
 
-// trailByte handles a byte after the value. Blanks there are dropped. A
-// run of backticks is held, with the blanks after it, until it shows what
-// it is: the closing fence (three or more, and its line or the reply
-// ends), which is dropped, so that "{…}```" and "{…}\n```\n" pass (JO03);
-// or the start of the model's text after the object, an opening fence such
-// as "```python" or inline code, which is prose with all that follows
-// (JO20). Nothing else is dropped.
+// maxTrailBlank bounds the blanks held after the value (document.blank).
+const maxTrailBlank = 64
+
+// trailByte handles a byte after the value. Blanks there are held
+// (document.blank). A run of backticks is held, with the blanks after it,
+// until it shows what it is: the closing fence (three or more, and its
+// line or the reply ends), which is dropped with the blanks before it, so
+// that "{…}```" and "{…}\n```\n" pass (JO03); or the start of the model's
+// text after the object, an opening fence such as "```python" or inline
+// code, which is prose with all that follows, the blanks before it
+// included (JO20). Nothing else is dropped.
 func (t *Tokenizer) trailByte(p []byte, i int) int {
 	d := &t.doc
 	switch c := p[i]; {
 	case len(d.hold) == 0 && isBlank(c):
+		if len(d.blank) == maxTrailBlank {
+			d.blank = d.blank[:0]
+		}
+		d.blank = append(d.blank, c)
 		return i + 1
 	case c == '`' && len(d.hold) == d.ticks: // the run goes on
 		if !t.holdByte(c) {
@@ -148,7 +163,7 @@ func (t *Tokenizer) trailByte(p []byte, i int) int {
 		return i + 1
 	case isBlank(c):
 		if c == '\n' && d.ticks >= 3 { // the closing fence's line ends
-			d.hold, d.ticks = d.hold[:0], 0
+			d.hold, d.ticks, d.blank = d.hold[:0], 0, d.blank[:0]
 			return i + 1
 		}
 		if !t.holdByte(c) {
@@ -163,8 +178,10 @@ func (t *Tokenizer) trailByte(p []byte, i int) int {
 // the document stage holds on, the rest of the reply as prose.
 func (t *Tokenizer) trailText(p []byte, i int) int {
 	d := &t.doc
-	off := t.off(i) - int64(len(d.hold))
+	off := t.off(i) - int64(len(d.hold)+len(d.blank))
 	t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, off)
+	t.emitData(TokenProse, -1, -1, d.blank)
+	d.blank = d.blank[:0]
 	t.release(p, i)
 	d.st = docProse
 	return len(p)
@@ -368,10 +385,11 @@ func (t *Tokenizer) docClose() {
 		// Held backticks at the end: three or more close the fence; fewer
 		// are the model's text.
 		if len(d.hold) > 0 && d.ticks < 3 {
-			t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.base-int64(len(d.hold)))
+			t.report(TokenViolation, -1, -1, 0, detailBytes(t.rootDetail("text after the JSON object", "text after the JSON array")), CodeTrailingText, t.base-int64(len(d.hold)+len(d.blank)))
+			t.emitData(TokenProse, -1, -1, d.blank)
 			t.emitData(TokenProse, -1, -1, d.hold)
 		}
-		d.hold, d.ticks = d.hold[:0], 0
+		d.hold, d.ticks, d.blank = d.hold[:0], 0, d.blank[:0]
 	case docBOM, docLead, docTicks, docInfo, docBrace:
 		if t.mode == DocBare {
 			return

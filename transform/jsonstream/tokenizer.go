@@ -153,6 +153,7 @@ func (t *Tokenizer) Init(c Config) {
 	t.key = make([]byte, 0, t.lim.MaxKeyBytes)
 	t.keyRaw = make([]byte, 0, 64)
 	t.doc.hold = make([]byte, 0, t.lim.MaxTagBytes+len(bom))
+	t.doc.blank = make([]byte, 0, maxTrailBlank)
 	t.scalar = make([]byte, 0, 32)
 	t.str.scratch = make([]byte, 0, 512)
 	t.Reset()
@@ -215,7 +216,7 @@ func (t *Tokenizer) Feed(p []byte, h Handler) int {
 				return t.advance(i)
 			}
 			t.doc.st = docTrail
-			t.doc.hold, t.doc.ticks = t.doc.hold[:0], 0
+			t.doc.hold, t.doc.ticks, t.doc.blank = t.doc.hold[:0], 0, t.doc.blank[:0]
 		case stDead:
 			// The value broke (TokenInvalid) or outgrew a limit
 			// (TokenLimit) at stopAt: the rest of the reply is the

@@ -131,13 +131,20 @@ var tokCases = []tokCase{
 	{name: "JO20", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n```\nHope this helps!"},
 		want: `J{m J"m":"x" J}m W(trailing_text@14) T"Hope this helps!"`},
 	// Backticks after the object that are not its closing fence are the
-	// model's text: a code block, inline code, a lone backtick.
+	// model's text: a code block, inline code, a lone backtick. The blanks
+	// between the object and that text are the text's (issue 22).
 	{name: "JO20/code_block_after", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n\n```python\nprint(1)\n```"},
-		want: `J{m J"m":"x" J}m W(trailing_text@11) T"` + "```python\\nprint(1)\\n```" + `"`},
+		want: `J{m J"m":"x" J}m W(trailing_text@9) T"\n\n` + "```python\\nprint(1)\\n```" + `"`},
 	{name: "JO20/inline_code_after", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n`x` is it"},
-		want: `J{m J"m":"x" J}m W(trailing_text@10) T"` + "`x` is it" + `"`},
+		want: `J{m J"m":"x" J}m W(trailing_text@9) T"\n` + "`x` is it" + `"`},
 	{name: "JO20/lone_backtick_at_end", doc: DocStrict, chunks: []string{"{\"m\":\"x\"} `"},
-		want: `J{m J"m":"x" J}m W(trailing_text@10) T"` + "`" + `"`},
+		want: `J{m J"m":"x" J}m W(trailing_text@9) T" ` + "`" + `"`},
+	{name: "JO20/second_object", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n", "{\"m\":\"y\"}"},
+		want: `J{m J"m":"x" J}m W(trailing_text@9) T"\n{\"m\":\"y\"}"`},
+	{name: "JO20/blanks_after_the_fence", doc: DocStrict, chunks: []string{"```json\n{\"m\":\"x\"}\n```\n", "\nMore."},
+		want: `J{m J"m":"x" J}m W(trailing_text@22) T"\nMore."`},
+	{name: "JO20/blanks_at_the_end", doc: DocStrict, chunks: []string{"{\"m\":\"x\"}\n \n"},
+		want: `J{m J"m":"x" J}m`},
 	{name: "JO03/fence_then_blank_lines", doc: DocStrict, chunks: []string{"```json\n{\"m\":\"x\"}\n```\n\n"},
 		want: `J{m J"m":"x" J}m`},
 	{name: "JO21/array", doc: DocStrict, chunks: []string{`[1]`},

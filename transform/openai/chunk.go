@@ -71,19 +71,29 @@ func (e *Encoder) appendReasoning(dst []byte, pre string, text []byte, post stri
 	return append(dst, chunkTail...)
 }
 
-// appendContent sends answer text as content. Empty text sends nothing.
+// appendContent sends answer text as content, after "\n\n" when it opens
+// the answer of a new round after earlier answer text (loop.go), so that
+// the rounds read as paragraphs of the one message. Empty text sends
+// nothing.
 func (e *Encoder) appendContent(dst, text []byte) []byte {
 	if len(text) == 0 {
 		return dst
 	}
+	sep := ""
+	if e.newRound && e.answered {
+		sep = "\n\n"
+	}
+	e.newRound, e.answered = false, true
 	if !e.meta.Stream {
+		e.whole.content = append(e.whole.content, sep...)
 		e.whole.content = append(e.whole.content, text...)
 		return dst
 	}
 	dst = e.appendChunkHead(dst)
-	dst = append(dst, `{"content":`...)
-	dst = jsonout.AppendString(dst, text)
-	dst = append(dst, '}')
+	dst = append(dst, `{"content":"`...)
+	dst = jsonout.AppendStringBodyS(dst, sep)
+	dst = jsonout.AppendStringBody(dst, text)
+	dst = append(dst, `"}`...)
 	return append(dst, chunkTail...)
 }
 
@@ -96,7 +106,7 @@ func (e *Encoder) appendFinishChunks(dst []byte, reason string) []byte {
 	dst = append(dst, `{},"logprobs":null,"finish_reason":`...)
 	dst = jsonout.AppendStringS(dst, reason)
 	dst = append(dst, "}]}\n\n"...)
-	if e.usage != nil && e.req.IncludeUsage {
+	if e.usage != nil && e.meta.IncludeUsage {
 		dst = append(dst, "data: "...)
 		dst = append(dst, e.prefix...)
 		dst = append(dst, `[],"usage":`...)

@@ -34,15 +34,20 @@ const keepAlive = ": keep-alive\n\n"
 // Encoder writes one chat completion, streamed or whole (meta.Stream).
 type Encoder struct {
 	meta transform.Meta
-	req  Request // meta.Request, when the body was a chat-completions one
 	// model is the routed model, else meta.Model.
 	model string
 	// prefix is the start of every chunk up to `"choices":`, rendered once
 	// the model is known.
 	prefix []byte
 	// thought and newBlock put "\n\n" between reasoning blocks (see
-	// appendReasoning).
-	thought, newBlock bool
+	// appendReasoning); answered and newRound put it between the answers
+	// of two rounds (appendContent).
+	thought, newBlock  bool
+	answered, newRound bool
+	// wire maps a pipeline tool call index to its index on the wire + 1
+	// (0: none yet), nWire counts the wire's calls (loop.go).
+	wire  []int32
+	nWire int32
 	// toolStates[i] is the state of streamed tool call i (toolNone, …).
 	toolStates []uint8
 	// toolCalls is set once a tool call was sent.
@@ -67,8 +72,7 @@ func New(meta transform.Meta) *Encoder {
 			meta.Created = time.Now()
 		}
 	}
-	req, _ := meta.Request.(Request)
-	return &Encoder{meta: meta, req: req, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
+	return &Encoder{meta: meta, model: meta.Model, status: http.StatusOK, serial: serialCalls{cur: -1}}
 }
 
 // Status returns the HTTP status the response must have. A streamed
@@ -106,6 +110,10 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindAnswerDelta:
 		dst = e.appendContent(dst, ev.Text)
 	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
+		if ev.Server {
+			break // the gateway runs it: the client sees nothing of it (loop.go)
+		}
+		ev.Index = e.wireIndex(ev.Index)
 		if e.meta.Stream {
 			dst = e.toolEvent(dst, ev)
 			break
@@ -118,6 +126,8 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		default:
 			dst = e.appendToolCallEnd(dst, ev)
 		}
+	case transform.KindRoundStart:
+		e.newRound, e.newBlock = true, true
 	case transform.KindUsage:
 		e.noteUsage(ev.Text)
 	case transform.KindFinish:
@@ -205,13 +215,3 @@ func (e *Encoder) appendError(dst []byte, ev transform.Event) []byte {
 }
 
 var _ transform.Encoder = (*Encoder)(nil)
-
-// Request is what an OpenAI chat-completions body tells the encoder (the
-// openai request format puts it in transform.Meta.Request).
-type Request struct {
-	// IncludeUsage is stream_options.include_usage: only a client that
-	// asked gets the usage chunk (CONTRACT §7), whose empty choices would
-	// crash code that reads chunk.choices[0] unguarded. The upstream is
-	// always asked, for logs and metrics.
-	IncludeUsage bool
-}

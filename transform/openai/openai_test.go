@@ -433,7 +433,7 @@ func TestUsageChunkOnlyWhenAsked(t *testing.T) {
 	}{{"asked", true}, {"not_asked", false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			meta := encodertest.Meta()
-			meta.Request = openai.Request{IncludeUsage: tt.asked}
+			meta.IncludeUsage = tt.asked
 			out := encodertest.Run(openai.New(meta), evs)
 			a, err := checkStream(out)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // upstreamBody builds an upstream SSE body whose content deltas are the
@@ -65,7 +66,7 @@ func BenchmarkPipeline(b *testing.B) {
 		reply := benchReply(b, size)
 		body := upstreamBody(reply, 16)
 		deltas := strings.Count(string(body), "\n\n")
-		for _, proto := range Protocols() {
+		for _, proto := range protocol.Protocols() {
 			b.Run(fmt.Sprintf("%s/%dMiB", proto.Name, size>>20), func(b *testing.B) {
 				// 16-byte deltas make an SSE body ten times the reply.
 				limits := transform.Limits{MaxReplyBytes: 1 << 30}

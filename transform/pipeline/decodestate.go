@@ -85,9 +85,10 @@ func (p *Pipeline) keepUsage(usage []byte) {
 	}
 }
 
-// emitUsage delivers the usage kept, once, as the reply finishes.
+// emitUsage delivers the usage kept, once, as the turn finishes: the
+// reply's, summed with the loop's rounds before it (CONTRACT.md §12).
 func (p *Pipeline) emitUsage() {
-	if p.routed && len(p.up.usage) > 0 {
-		p.emit(transform.Event{Kind: transform.KindUsage, Text: p.up.usage})
+	if u := p.summedUsage(); p.routed && len(u) > 0 {
+		p.emit(transform.Event{Kind: transform.KindUsage, Text: u})
 	}
 }

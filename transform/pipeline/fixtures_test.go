@@ -1,19 +1,17 @@
 package pipeline
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/upstream"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestUpstreamFixtures streams every provider fixture of the upstream
 // package through the whole router (format text) and checks the events
@@ -36,7 +34,7 @@ func TestUpstreamFixtures(t *testing.T) {
 			rec := runBytes(t, format.Text, [][]byte{body})
 			got := rec.notation() + "\n"
 			golden := filepath.Join("testdata", "upstream", name+".golden")
-			if *update {
+			if encodertest.Update() { // -update: rewrite the golden files under testdata/
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,6 @@
 package pipeline
 
 import (
-	"errors"
 	"mime"
 	"strconv"
 	"strings"
@@ -71,6 +70,9 @@ type Pipeline struct {
 	// val is the request's validation: the checks of the reply, the
 	// events held until it passes them, the retry (validation.go).
 	val validation
+	// loop is the request's agent loop: the calls the gateway runs, the
+	// rounds (loop.go).
+	loop loopState
 
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
@@ -80,6 +82,10 @@ type Pipeline struct {
 type call struct {
 	index int
 	id    string
+	// server says the gateway runs the call (loop.go), tool is then what
+	// its events carry.
+	server bool
+	tool   *transform.Tool
 }
 
 // Summary describes a finished stream for logs and metrics. It holds no
@@ -108,6 +114,10 @@ type Summary struct {
 	// Retries lists the reason (a validate failure code) of each retry of
 	// the reply, in order (CONTRACT.md §10).
 	Retries []string
+	// Rounds counts the upstream replies of the turn's agent loop (1
+	// without tool rounds; retries not counted), ServerCalls the calls the
+	// gateway ran (CONTRACT.md §12).
+	Rounds, ServerCalls int
 }
 
 // maxKeptBody is the largest JSON body buffer Reset keeps for reuse.
@@ -140,7 +150,7 @@ func New(cfg Config) (*Pipeline, error) {
 	// (CONTRACT.md §8): a format that owns <think> (ThinkingML) keeps its
 	// own block and gets only prefilled reasoning read for it.
 	if cfg.Parser.ThinkTags != transform.ThinkTagsOff {
-		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits)
+		p.think = thinktags.New(p.format, cfg.Parser.ThinkTags, f.OwnsThink, cfg.Parser.Limits).AddPrefilled(cfg.Parser.ThinkPrefilled)
 		p.parser = p.think
 	}
 	p.onSSE = p.sseEvent
@@ -161,8 +171,9 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.out = nil
 	p.begun, p.routed, p.ended = false, false, false
 	p.calls = 0
-	p.sum = Summary{Format: string(p.cfg.Format)}
+	p.sum = Summary{Format: string(p.cfg.Format), Rounds: 1}
 	p.resetValidation()
+	p.resetLoop()
 }
 
 // resetReply readies the decoding and parsing state for a new upstream
@@ -280,21 +291,43 @@ func (p *Pipeline) complete() {
 	// Native reasoning closes first: the parser's last events (held text,
 	// the answer's end) must not land inside its section.
 	p.closeNative()
+	if n, ok := p.parser.(transform.NativeCallsNoter); ok && len(p.nativeCalls) > 0 {
+		n.NoteNativeCalls()
+	}
 	p.parser.Close(p.emitParser)
 	if p.ended { // the parser's Close found a fatal condition
 		return
 	}
 	p.tools.Finish(p.emitNative)
+	if p.ended {
+		return
+	}
+	if len(p.loop.calls) > 0 {
+		// The reply called tools the gateway runs: the turn goes on
+		// (loop.go). Its text and calls are shown as they are: only the
+		// final round is validated (CONTRACT.md §12).
+		p.releaseHeld()
+		p.loop.pending = true
+		return
+	}
+	p.conclude()
+}
+
+// conclude finishes a reply that the loop does not continue: its usage,
+// its validation, and KindFinish.
+func (p *Pipeline) conclude() {
 	p.emitUsage()
 	reason := p.finish
-	if reason == "" {
+	if reason == "" || reason == "tool_calls" && p.loop.clientCalls == 0 {
+		// A reply whose only calls the gateway ran asks the client for
+		// nothing.
 		reason = "stop"
 	}
 	// Tool calls the upstream did not announce (the model wrote them as
 	// text: aiplan, text_tools; or a provider that ends native calls with
 	// stop) finish as tool_calls in every protocol, since clients run
 	// tools only on that reason (CONTRACT.md §8).
-	if reason == "stop" && p.calls > 0 {
+	if reason == "stop" && p.loop.clientCalls > 0 {
 		reason = "tool_calls"
 	}
 	if p.settle() { // the reply failed its validation: retried, or an error
@@ -334,8 +367,8 @@ func (p *Pipeline) Failed() bool { return p.sum.ErrorCode != "" }
 // Summary describes the stream so far.
 func (p *Pipeline) Summary() Summary {
 	s := p.sum
-	if a, ok := p.format.(*format.AutoParser); ok && a.Detected() != "" {
-		s.Format = string(a.Detected())
+	if d, ok := p.format.(detector); ok && d.Detected() != "" {
+		s.Format = string(d.Detected())
 	}
 	if r, ok := p.enc.(transform.Repairer); ok {
 		// The encoder's repairs of the order for its protocol (CONTRACT.md
@@ -358,9 +391,11 @@ func (p *Pipeline) fail(code, message string) {
 	}
 	// Close the parser so that held-back text is delivered and its sections
 	// are closed; a fatal condition it finds now is moot.
-	p.closeNative()
-	p.ended = true // from here on the parser's KindError is dropped
-	p.parser.Close(p.emitParser)
+	p.ended = true       // from here on the parser's KindError is dropped
+	if !p.loop.pending { // a reply whose calls run was closed already
+		p.closeNative()
+		p.parser.Close(p.emitParser)
+	}
 	p.sum.ErrorCode = code
 	p.deliver(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(message)})
 }
@@ -383,174 +418,10 @@ func (p *Pipeline) sseEvent(ev sse.Event) {
 	p.route(c)
 }
 
-// route sends each part of a decoded chunk where it belongs, in the order
-// the chunk implies: reasoning, content, tool calls, then finish_reason
-// (PARSING.md OA17: a chunk's last delta is processed before its finish).
-// Usage is kept and delivered once, at the end (CONTRACT.md §7).
-func (p *Pipeline) route(c *upstream.Chunk) {
-	if c.Done { // a padded "[DONE]" the SSE layer did not match exactly
-		p.sawDone = true
-		p.complete()
-		return
-	}
-	if c.Err != nil && len(c.Reasoning) == 0 && len(c.Content) == 0 {
-		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
-		return
-	}
-	if !p.routed {
-		if !carries(c) {
-			// Azure opens with a chunk of prompt_filter_results, no
-			// choices and an empty model: routing on it would report no
-			// model, and it says nothing else.
-			return
-		}
-		p.routed = true
-		p.sum.Model = string(c.Model)
-		p.emit(transform.Event{Kind: transform.KindRouted, Name: p.sum.Model, ID: p.upstreamID})
-		if p.think != nil {
-			// The model names whether its template opened <think>; an
-			// upstream that reports none is taken at the request's word.
-			model := p.sum.Model
-			if model == "" {
-				model = p.meta.Model
-			}
-			p.think.Routed(model)
-		}
-	}
-	p.decodingViolations(c)
-	if len(c.Reasoning) > 0 {
-		p.reasoning(c.Reasoning)
-	}
-	if len(c.Content) > 0 {
-		p.closeNative()
-		p.sum.ContentBytes += int64(len(c.Content))
-		p.keepContent(c.Content)
-		p.toParser(c.Content)
-	}
-	if c.Err != nil { // an error chunk that still carried text: the text first
-		p.fail(transform.CodeUpstreamError, "upstream: "+c.Err.Error())
-		return
-	}
-	for i := range c.ToolCalls {
-		if p.ended {
-			return
-		}
-		p.closeNative()
-		if err := p.tools.Add(c.ToolCalls[i], p.emitNative); err != nil {
-			code := transform.CodeUpstreamError
-			if errors.Is(err, upstream.ErrTooManyToolCalls) {
-				code = transform.CodeTooManyToolCalls
-			}
-			p.fail(code, "upstream: "+err.Error())
-			return
-		}
-	}
-	p.keepUsage(c.Usage)
-	if string(c.FinishReason) == "error" && !p.ended {
-		// OpenRouter ends a reply that failed mid-generation so, with or
-		// without an error object.
-		p.fail(transform.CodeUpstreamError, "upstream: the reply ended with finish_reason error")
-		return
-	}
-	if len(c.FinishReason) > 0 && p.finish == "" && !p.ended {
-		p.finish = string(c.FinishReason)
-		if p.finish == "function_call" { // the legacy call is a tool call now
-			p.finish = "tool_calls"
-		}
-		if p.finish == "length" && p.tools.Open() {
-			p.emit(transform.Event{Kind: transform.KindViolation, Code: CodeTruncatedToolArgs,
-				Offset: p.sum.ContentBytes, Text: []byte("finish_reason length cut a tool call's arguments")})
-		}
-		p.tools.Finish(p.emitNative)
-	}
-}
-
-// carries reports whether a chunk says anything: a model, text, tool
-// calls, a finish reason, usage, or something to report.
-func carries(c *upstream.Chunk) bool {
-	return len(c.Model) > 0 || len(c.Reasoning) > 0 || len(c.Content) > 0 || len(c.ToolCalls) > 0 ||
-		len(c.FinishReason) > 0 || len(c.Usage) > 0 || len(c.Violations) > 0 || c.StrayChoice != nil
-}
-
-// reasoning routes native reasoning text: into the parser's open reasoning
-// section if there is one (a hybrid stream), else into a section of its own.
-func (p *Pipeline) reasoning(text []byte) {
-	if p.think != nil {
-		p.think.NativeReasoning()
-	}
-	p.sum.ReasoningBytes += int64(len(text))
-	if !p.parserReasoning && !p.nativeOpen {
-		p.nativeOpen = true
-		p.emit(transform.Event{Kind: transform.KindReasoningStart})
-	}
-	p.emitReasoning(text)
-}
-
-// closeNative closes the section native reasoning opened, after the bytes
-// its UTF-8 carry holds.
-func (p *Pipeline) closeNative() {
-	p.flushReasoning()
-	if p.nativeOpen {
-		p.nativeOpen = false
-		p.emit(transform.Event{Kind: transform.KindReasoningEnd})
-	}
-}
-
-func (p *Pipeline) toParser(b []byte) {
-	if !p.ended {
-		p.parser.Feed(b, p.emitParser)
-	}
-}
-
-// fromParser takes the format parser's events.
-func (p *Pipeline) fromParser(ev transform.Event) {
-	switch ev.Kind {
-	case transform.KindReasoningStart:
-		p.parserReasoning = true
-	case transform.KindReasoningEnd:
-		p.parserReasoning = false
-	case transform.KindToolCallStart, transform.KindToolArgsDelta, transform.KindToolCallEnd:
-		p.parserCalls = p.mapCall(p.parserCalls, &ev)
-	case transform.KindError:
-		if p.ended {
-			return // the stream is already ending with another error
-		}
-		p.closeNative()
-		p.ended = true
-		p.sum.ErrorCode = ev.Code
-	}
-	p.deliver(ev)
-}
-
-// fromNative takes the tool-call assembler's events.
-func (p *Pipeline) fromNative(ev transform.Event) {
-	p.nativeCalls = p.mapCall(p.nativeCalls, &ev)
-	p.deliver(ev)
-}
-
-// mapCall gives a tool event its stream-wide index, and an id when the
-// source had none ("call_" + message id + index, unique per stream).
-func (p *Pipeline) mapCall(calls []call, ev *transform.Event) []call {
-	for len(calls) <= ev.Index {
-		calls = append(calls, call{index: -1})
-	}
-	c := &calls[ev.Index]
-	if c.index < 0 {
-		c.index = p.calls
-		p.calls++
-		c.id = ev.ID
-		if c.id == "" {
-			c.id = "call_" + p.meta.MessageID + "_" + strconv.Itoa(c.index)
-		}
-	}
-	ev.Index, ev.ID = c.index, c.id
-	return calls
-}
-
 // deliver encodes one event.
 func (p *Pipeline) deliver(ev transform.Event) {
 	// The nil check stays here, inlined: without validation the event is
-	// not copied into another call (it is 128 bytes, and this is the hot
+	// not copied into another call (it is 136 bytes, and this is the hot
 	// path of every delta).
 	if p.val.cfg != nil && p.screen(&ev) { // held until the reply is validated
 		return
@@ -571,8 +442,13 @@ func (p *Pipeline) deliver(ev transform.Event) {
 	case transform.KindToolCallStart:
 		p.sum.ToolCalls++
 		p.markFirst()
-	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta, transform.KindAnswerDelta:
+	case transform.KindAnswerDelta:
 		p.markFirst()
+		p.keepLoopText(&ev)
+	case transform.KindRaw, transform.KindReasoningDelta, transform.KindPhaseDelta:
+		p.markFirst()
+	case transform.KindToolRun:
+		p.sum.ServerCalls++
 	}
 	p.out = p.enc.AppendEvent(p.out, ev)
 }

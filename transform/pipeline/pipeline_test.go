@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/transformtest"
 )
 
@@ -139,6 +140,18 @@ func TestRouting(t *testing.T) {
 			sseBody(`{"tool_calls":[{"index":0,"id":"n1","type":"function","function":{"name":"native","arguments":"{}"}}]}`,
 				`{"content":"{\"thought\":\"t\",\"response_mode\":\"TOOL_EXECUTION\",\"direct_response\":null,\"tool_calls\":[{\"name\":\"plan\",\"args\":{}}]}"}`, "finish:stop"),
 			`TC{0 n1 native} TA0"{}" TH{ P{1 "Thought"} P1"t" P1} TH} TC{1 call_m1_1 plan} TA1"{}" TC}1 {} TC}0 {} FIN(tool_calls)`},
+		// An agent loop's tool-calling turn has no FinalResult yet (specs/004
+		// §7.3): a reply of only native tool calls lacks nothing, in the
+		// JSON formats as in text (issue 22).
+		{"final_result: only native tool calls", format.FinalResult,
+			sseBody(`{"content":"\n"}`, `{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, "finish:tool_calls"),
+			`TC{0 c1 f} TA0"{}" TC}0 {} FIN(tool_calls)`},
+		{"aiplan: only native tool calls, no fallback", format.AIPlan,
+			sseBody(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}`, "finish:tool_calls"),
+			`TC{0 c1 f} TA0"{}" TC}0 {} FIN(tool_calls)`},
+		{"final_result: no text and no call is still no object", format.FinalResult,
+			sseBody(`{"content":""}`, "finish:stop"),
+			`V(not_json_object@0:the reply holds no JSON object) FIN(stop)`},
 		{"usage is delivered", format.Text,
 			sseBody(`{"content":"a"}`, "finish:stop", `usage:{"total_tokens":3}`),
 			`F{ F"a" F} U{"total_tokens":3} FIN(stop)`},
@@ -270,7 +283,7 @@ func TestViolationCap(t *testing.T) {
 // jsonseq.
 func TestRepairsInSummary(t *testing.T) {
 	p, _ := New(Config{Format: format.AIPlan})
-	pr, _ := LookupProtocol("jsonseq")
+	pr, _ := protocol.Lookup("jsonseq")
 	p.Reset(pr.NewEncoder(transform.Meta{}), transform.Meta{})
 	p.Start(nil, "text/event-stream", "")
 	p.Feed(nil, []byte(sseBody(`{"content":"{\"direct_response\":\"x\",\"thought\":\"t\"}"}`, "finish:stop")))

@@ -1,11 +1,16 @@
 package pipeline
 
 import (
+	"encoding/json"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
+	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // runConfigBytes streams body chunks through a pipeline for cfg.
@@ -67,6 +72,14 @@ func TestRawServed(t *testing.T) {
 		{"prefilled, with native reasoning first", Config{Format: format.Text, Parser: prefilled},
 			sseBody(`{"reasoning_content":"r"}`, `{"content":"The answer."}`, "finish:stop"),
 			`R{ R"r" R} F{ F"The answer." F} FIN(stop)`},
+		// Issue 22: Qwen3.5's template opens <think>; and a route adds a
+		// family the table lacks (think_prefilled).
+		{"auto knows Qwen3.5", Config{Format: format.Text},
+			sseBody(modelChunk("Qwen/Qwen3.5-35B-A3B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
+		{"a route's think_prefilled pattern", Config{Format: format.Text, Parser: transform.ParserOptions{ThinkPrefilled: []*regexp.Regexp{regexp.MustCompile("(?i)acme-r[0-9]")}}},
+			sseBody(modelChunk("ACME-R2-70B", `{"content":"reasoning</think>answer"}`), "finish:stop"),
+			`R{ R"reasoning" R} F{ F"answer" F} FIN(stop)`},
 		{"off leaves the tags", Config{Format: format.Text, Parser: off},
 			sseBody(`{"content":"<think>x</think>y"}`, "finish:stop"),
 			`F{ F"<think>x</think>y" F} FIN(stop)`},
@@ -83,9 +96,14 @@ func TestRawServed(t *testing.T) {
 		{"a broken block is text", Config{Format: format.Text, Parser: hermes},
 			sseBody(`{"content":"<tool_call>get_weather(Paris)</tool_call>"}`, "finish:stop"),
 			`V(bad_tool_call@0:the tool call block is not one JSON object: expected_object) F{ F"<tool_call>get_weather(Paris)</tool_call>" F} FIN(stop)`},
+		// Issue 22: a block cut off is text and no call, so that the
+		// finish stays length and no client runs a half call.
 		{"length cuts a block", Config{Format: format.Text, Parser: hermes},
 			sseBody(`{"content":"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\""}`, "finish:length"),
-			`TC{0 call_m1_0 f} TA0"{\"a\"" V(unterminated_tool_call@0:the reply ended inside the tool call block) TC}0 {"a" F{ F"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\"" F} FIN(length)`},
+			`V(unterminated_tool_call@0:the reply ended inside the tool call block) F{ F"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\"" F} FIN(length)`},
+		{"stop cuts a block", Config{Format: format.Text, Parser: hermes},
+			sseBody(`{"content":"Let me check. <tool_call>{\"name\":\"f\",\"arguments\":{\"ci"}`, "finish:stop"),
+			`F{ F"Let me check." V(unterminated_tool_call@14:the reply ended inside the tool call block) F" <tool_call>{\"name\":\"f\",\"arguments\":{\"ci" F} FIN(stop)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,20 +136,25 @@ func TestRawServedSummary(t *testing.T) {
 
 // TestRawServedEveryProtocol: a Hermes call and R1 reasoning in the wire
 // format of every protocol (CONTRACT.md §8: "in every protocol"), each in
-// the place that protocol has for them.
+// the place that protocol has for them, as its client reads them
+// (wiretest): the reasoning where the protocol shows it, the answer, and
+// the call in its own shape, finishing as a tool call; a raw-reply
+// protocol's answer is the reply as the model wrote it.
 func TestRawServedEveryProtocol(t *testing.T) {
-	body := sseBody(modelChunk("deepseek-r1", `{"content":"think first</think>\n\nSure. <tool_call>{\"name\": \"ask_user\", \"arguments\": {\"questions\": [{\"id\": \"q1\", \"prompt\": \"Which city?\", \"options\": [\"Paris\", \"Rome\"]}]}}</tool_call>"}`), "finish:stop")
-	// What each protocol must carry: the reasoning where it has a place
-	// for it, the answer, and the call in its own shape.
-	want := map[string][]string{
-		"gymbro":   {`"delta":"think first"`, `"delta":"</think>"`, `<tool_call>{\"name\": \"ask_user\"`, `"finish_reason":"tool_calls"`},
-		"jsonseq":  {`event: final_delta`, `"text":"Sure."`, `event: tool_call`, `"name":"ask_user"`, `"finish_reason":"tool_calls"`},
-		"skillpet": {`event: thinking`, `"content":"think first"`, `event: token`, `"content":"Sure."`, `event: ask_user`, `"prompt":"Which city?"`},
-		"aisdk":    {`"type":"reasoning-delta"`, `"delta":"think first"`, `"type":"text-delta"`, `"type":"tool-input-available"`, `"toolName":"ask_user"`, `"finishReason":"tool-calls"`},
-		"openai":   {`"reasoning_content":"think first"`, `"content":"Sure."`, `"tool_calls":[{"index":0,"id":"call_m1_0"`, `"name":"ask_user"`, `"finish_reason":"tool_calls"`},
-	}
-	for _, row := range Protocols() {
+	const (
+		reasoning = "think first"
+		answer    = "Sure."
+		call      = `<tool_call>{"name": "ask_user", "arguments": {"questions": [{"id": "q1", "prompt": "Which city?", "options": ["Paris", "Rome"]}]}}</tool_call>`
+		reply     = reasoning + "</think>\n\n" + answer + " " + call
+	)
+	content, _ := json.Marshal(map[string]string{"content": reply})
+	body := sseBody(modelChunk("deepseek-r1", string(content)), "finish:stop")
+	for _, row := range protocol.Protocols() {
 		t.Run(row.Name, func(t *testing.T) {
+			c, err := wiretest.For(row.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
 			p, err := New(Config{Format: format.Auto, Parser: transform.ParserOptions{TextTools: "hermes"}})
 			if err != nil {
 				t.Fatal(err)
@@ -142,18 +165,24 @@ func TestRawServedEveryProtocol(t *testing.T) {
 			out = p.Start(out, "text/event-stream", "")
 			out = p.Feed(out, []byte(body))
 			out = p.Close(out)
-			wire := string(out)
-			checks, ok := want[row.Name]
-			if !ok {
-				t.Skipf("no expectation for protocol %s", row.Name)
+			seen, err := c.Read(out, meta)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
 			}
-			for _, w := range checks {
-				if !strings.Contains(wire, w) {
-					t.Errorf("%s lacks %s:\n%s", row.Name, w, wire)
-				}
+			found := wiretest.Found{Reasoning: []string{reasoning}, Native: []string{reasoning}}
+			if err := c.CheckReasoning(seen, found); err != nil {
+				t.Errorf("%v\n%s", err, out)
 			}
-			if row.Name != "gymbro" && strings.Contains(wire, "tool_call>") {
-				t.Errorf("%s shows the <tool_call> markup:\n%s", row.Name, wire)
+			wantAnswer, wantCalls := answer, []string{"ask_user"}
+			if c.RawAnswer {
+				wantAnswer, wantCalls = reply, nil
+			}
+			if seen.Answer != wantAnswer || !slices.Equal(seen.ToolCalls, wantCalls) || !seen.ToolUse {
+				t.Errorf("answer %q, tool calls %q, tool use %v; want %q, %q, true\n%s",
+					seen.Answer, seen.ToolCalls, seen.ToolUse, wantAnswer, wantCalls, out)
+			}
+			if !c.RawAnswer && strings.Contains(string(out), "tool_call>") {
+				t.Errorf("%s shows the <tool_call> markup:\n%s", row.Name, out)
 			}
 		})
 	}

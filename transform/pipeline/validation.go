@@ -7,7 +7,6 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/finalresult"
-	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/validate"
 )
@@ -90,10 +89,17 @@ func (p *Pipeline) resetValidation() {
 	p.startAttempt()
 }
 
-// startAttempt readies the checks for the next reply.
+// startAttempt readies the checks for the next attempt's reply.
 func (p *Pipeline) startAttempt() {
+	p.val.attempt++
+	p.startAttemptReply()
+}
+
+// startAttemptReply readies the checks for the next reply of the same
+// attempt: a retry's, or the agent loop's next round, whose reply is
+// checked alike with the retry budget that is left.
+func (p *Pipeline) startAttemptReply() {
 	v := &p.val
-	v.attempt++
 	v.startCalls, v.startBytes = p.calls, p.sum.ContentBytes
 	v.failures, v.why, v.content = v.failures[:0], v.why[:0], v.content[:0]
 	clear(v.native)
@@ -137,11 +143,13 @@ func (p *Pipeline) NextAttempt() {
 	p.resetReply()
 	p.calls = p.sum.ToolCalls // the refused reply's calls were never shown
 	p.startAttempt()
+	p.startRound()
 }
 
 // over reports whether the current reply needs no more input: the stream
-// ended, or the reply failed and a retry is due.
-func (p *Pipeline) over() bool { return p.ended || p.val.retry }
+// ended, or the reply failed and a retry is due, or it ended with calls
+// the gateway runs (loop.go).
+func (p *Pipeline) over() bool { return p.ended || p.val.retry || p.loop.pending }
 
 // keepContent keeps the reply's content for the retry turn, when a retry
 // may follow.
@@ -175,7 +183,10 @@ func (p *Pipeline) screen(ev *transform.Event) bool {
 		p.releaseHeld()
 		return false
 	case transform.KindRouted, transform.KindReasoningStart, transform.KindReasoningDelta,
-		transform.KindReasoningEnd, transform.KindFinish:
+		transform.KindReasoningEnd, transform.KindFinish,
+		// The agent loop's steps come after a reply was released: the
+		// next reply is checked on its own (CONTRACT.md §12).
+		transform.KindToolRun, transform.KindToolProgress, transform.KindToolResult, transform.KindRoundStart:
 		return false
 	}
 	if !v.cfg.Act || v.live {
@@ -201,6 +212,12 @@ func (p *Pipeline) checkCall(ev transform.Event) {
 		return
 	}
 	p.violation(f.Code, f.Detail)
+	if p.refuseCall(ev.Index, f.Correction) {
+		// A call the gateway runs is not run: the model gets the
+		// correction as its result, and the loop goes on (CONTRACT.md
+		// §12: errors are results the model can read).
+		return
+	}
 	if v.cfg.Act && f.Retried() {
 		v.failures = append(v.failures, f)
 	}
@@ -308,14 +325,23 @@ func failedMessage(fs []validate.Failure, retries int) string {
 	return b.String()
 }
 
+// chooser is a format parser that hands the reply to the parser of the
+// format it chose (auto): what the reply said is asked of that one.
+type chooser interface{ Chosen() transform.Parser }
+
+// outcomer is a format parser that reads a FinalResult object
+// (final_result): the terminal-state rules of specs/004 §7.3.1 check what
+// it read.
+type outcomer interface{ Outcome() finalresult.Outcome }
+
 // finalResult returns what the reply's FinalResult said, when the
 // final_result parser read the reply.
 func (p *Pipeline) finalResult() (validate.Result, bool) {
 	parser := p.format // the format's own parser, behind the think_tags stage
-	if a, ok := parser.(*format.AutoParser); ok {
-		parser = a.Chosen()
+	if c, ok := parser.(chooser); ok {
+		parser = c.Chosen()
 	}
-	fr, ok := parser.(*finalresult.Parser)
+	fr, ok := parser.(outcomer)
 	if !ok {
 		return validate.Result{}, false
 	}
@@ -337,6 +363,11 @@ func (p *Pipeline) retryTurn(fs []validate.Failure) request.RetryTurn {
 	t := request.RetryTurn{Content: v.content}
 	for i, c := range v.native {
 		c.Result = notRun
+		if r, ran := p.ranResult(c.ID); ran {
+			// A call the gateway ran is answered by its result: the
+			// retry runs no tool twice (specs/004 §7.3.2).
+			c.Result = r
+		}
 		for _, f := range fs {
 			if f.Call == v.nativeIdx[i] && f.Retried() {
 				c.Result = f.Correction
@@ -345,6 +376,6 @@ func (p *Pipeline) retryTurn(fs []validate.Failure) request.RetryTurn {
 		}
 		t.Calls = append(t.Calls, c)
 	}
-	t.Correction = validate.Correction(fs, func(call int) bool { return slices.Contains(v.nativeIdx, call) })
+	t.Correction = validate.Correction(fs, func(call int) bool { return slices.Contains(v.nativeIdx, call) }, v.live)
 	return t
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // BenchmarkValidation streams a 1 MiB FinalResult message in 16-byte
@@ -22,7 +23,7 @@ func BenchmarkValidation(b *testing.B) {
 	body := upstreamBody(reply, 16)
 	deltas := strings.Count(string(body), "\n\n")
 	for _, name := range []string{"aisdk", "openai"} {
-		proto, _ := LookupProtocol(name)
+		proto, _ := protocol.Lookup(name)
 		for _, v := range []struct {
 			name string
 			val  *Validation

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/validate"
@@ -204,8 +205,9 @@ func TestValidationRules(t *testing.T) {
 		},
 		{
 			name: "a_tool_call_reply_is_not_terminal", format: format.FinalResult, expected: validate.ModeArtifact,
-			first:     append(nativeCall("c9", "get_weather", `{"city":"Oslo"}`), "finish:tool_calls"),
-			firstWant: `V(not_json_object@0:the reply holds no JSON object) TC{0 c9 get_weather} TA0"{\"city\":\"Oslo\"}" TC}0 {"city":"Oslo"} FIN(tool_calls)`,
+			first: append(nativeCall("c9", "get_weather", `{"city":"Oslo"}`), "finish:tool_calls"),
+			// Issue 22: and not a reply without its object either.
+			firstWant: `TC{0 c9 get_weather} TA0"{\"city\":\"Oslo\"}" TC}0 {"city":"Oslo"} FIN(tool_calls)`,
 		},
 		{
 			name: "native_args_invalid_retry_then_pass", format: format.Text,
@@ -400,7 +402,7 @@ func TestShowRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.protocol, func(t *testing.T) {
-			pr, _ := LookupProtocol(tt.protocol)
+			pr, _ := protocol.Lookup(tt.protocol)
 			p, err := New(Config{Format: format.FinalResult})
 			if err != nil {
 				t.Fatal(err)
@@ -417,6 +419,12 @@ func TestShowRetries(t *testing.T) {
 			feed(first)
 			if !p.RetryPending() {
 				t.Fatal("no retry")
+			}
+			// The correction tells the model whether the user saw the
+			// refused reply (issue 22: it said not, when they had).
+			saw := strings.Contains(p.RetryTurn().Correction, "The user saw it")
+			if saw != (tt.marker != "") {
+				t.Errorf("shown %v, correction %q", tt.marker != "", p.RetryTurn().Correction)
 			}
 			p.NextAttempt()
 			feed(second)

@@ -75,9 +75,12 @@ func uiPart(d jsonDoc, p span) (int, span) {
 // there was one. The role is kept (system,
 // user or assistant; a message with any other role is dropped). Text parts
 // become the content; file parts whose media type is image/* become
-// image_url parts; every other part (reasoning, tool-*, dynamic-tool,
-// data-*, source-*, step-start, other files) is dropped, because an OpenAI
-// message has no place for it. A message left with no content is dropped.
+// image_url parts; every other part (reasoning, data-*, source-*,
+// step-start, other files, tool parts whose call is not over) is dropped,
+// because an OpenAI message has no place for it. A message left with no
+// content is dropped. An assistant message with tool parts whose call is
+// over becomes the assistant and tool messages of its steps instead
+// (appendAssistantSteps).
 //
 // With text only, the content is one string: the text parts joined with no
 // separator, as the AI SDK's own OpenAI provider joins an assistant
@@ -108,6 +111,10 @@ func appendUIMessage(dst []byte, d jsonDoc, m span) ([]byte, bool) {
 		dst = append(dst, `","content":`...)
 		dst = append(dst, d[c.start:c.end]...)
 		return append(dst, '}'), true
+	}
+	if roleName == "assistant" && hasFinishedToolPart(d, parts) {
+		// Tool calls whose outcome the page has (aisdk_tools.go).
+		return appendAssistantSteps(dst, d, parts)
 	}
 	texts, images := 0, 0
 	d.elements(parts, func(p span) bool {

@@ -79,8 +79,17 @@ func decodeUpstream(out []byte) (upstream, error) {
 
 // message is one decoded upstream message.
 type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls,omitempty"`
 }
 
 // checkUpstream checks what every rewritten body must satisfy and returns
@@ -119,8 +128,16 @@ func roleContents(t testing.TB, msgs []json.RawMessage) []string {
 			continue
 		}
 		var s string
-		if json.Unmarshal(m.Content, &s) != nil {
+		if json.Unmarshal(m.Content, &s) != nil && string(m.Content) != "null" {
 			s = string(m.Content)
+		}
+		// A tool message names its call, an assistant message's calls
+		// follow its content: "id name arguments" each, after a "|".
+		if m.ToolCallID != "" {
+			s = m.ToolCallID + ":" + s
+		}
+		for _, c := range m.ToolCalls {
+			s += "|" + c.ID + " " + c.Function.Name + " " + c.Function.Arguments
 		}
 		rc = append(rc, m.Role+":"+s)
 	}

@@ -3,8 +3,6 @@ package request
 import (
 	"slices"
 	"testing"
-
-	"github.com/llmstream/llmstream/transform/skillpet"
 )
 
 func TestRewriteAISDK(t *testing.T) {
@@ -30,9 +28,53 @@ func TestRewriteAISDK(t *testing.T) {
 			shaper: base,
 			body: `{"id":"c","messages":[{"id":"a1","role":"assistant","parts":[{"type":"step-start"},` +
 				`{"type":"reasoning","text":"hmm","state":"done"},{"type":"text","text":"Part one. ","state":"done"},` +
-				`{"type":"tool-search","toolCallId":"t1","state":"output-available","input":{},"output":"x"},` +
+				`{"type":"tool-search","toolCallId":"t1","state":"input-available","input":{}},` +
 				`{"type":"text","text":"caf\u00e9 \"two\"","state":"done"}]}],"trigger":"submit-message"}`,
 			msgs: []string{"system:P", `assistant:Part one. café "two"`},
+			info: Info{Stream: true, Model: "m"},
+		},
+		{
+			// What useChat sends back after a turn whose first round ran
+			// two of the gateway's tools (CONTRACT.md §12): the assistant
+			// message as readUIMessageStream built it from the aisdk
+			// stream, steps split by step-start.
+			name:   "server_rounds",
+			shaper: base,
+			body: `{"id":"c","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"What is Caddy?"}]},` +
+				`{"id":"msg-1","role":"assistant","parts":[` +
+				`{"type":"reasoning","text":"Need data.","state":"done"},{"type":"text","text":"Let me look.","state":"done"},` +
+				`{"type":"dynamic-tool","toolName":"search_knowledge","toolCallId":"call_1","state":"output-available",` +
+				`"input":{"query":"caddy"},"output":"Caddy is a web server.","providerExecuted":true,"title":"知识检索"},` +
+				`{"type":"data-tool-progress","id":"call_1","data":{"toolCallId":"call_1","toolName":"search_knowledge","progress":2,"total":3,"message":"reading"}},` +
+				`{"type":"dynamic-tool","toolName":"get_weather","toolCallId":"call_2","state":"output-error",` +
+				`"input":{"city":"Paris"},"errorText":"get_weather timed out after 30s","providerExecuted":true,"title":"get_weather"},` +
+				`{"type":"step-start"},{"type":"reasoning","text":"Got it.","state":"done"},` +
+				`{"type":"text","text":"Caddy is a web server.","state":"done"}]},` +
+				`{"id":"u2","role":"user","parts":[{"type":"text","text":"And nginx?"}]}],"trigger":"submit-message"}`,
+			msgs: []string{"system:P", "user:What is Caddy?",
+				`assistant:Let me look.|call_1 search_knowledge {"query":"caddy"}|call_2 get_weather {"city":"Paris"}`,
+				"tool:call_1:Caddy is a web server.", "tool:call_2:get_weather timed out after 30s",
+				"assistant:Caddy is a web server.", "user:And nginx?"},
+			info: Info{Stream: true, Model: "m"},
+		},
+		{
+			// A mixed turn: the gateway's call ran, the page ran its own
+			// (tool-client_fn, an object output) and sends the outputs
+			// back; a call still waiting for its input is left out, and
+			// text after the results without a step-start opens a step.
+			name:   "client_and_server_tools",
+			shaper: base,
+			body: `{"id":"c","messages":[{"id":"a","role":"assistant","parts":[{"type":"step-start"},` +
+				`{"type":"dynamic-tool","toolName":"get_weather","toolCallId":"call_s","state":"output-available",` +
+				`"input":{"city":"Oslo"},"output":"-3°C","providerExecuted":true},` +
+				`{"type":"tool-client_fn","toolCallId":"call_c","state":"output-available","input":{"x":1},"output":{"ok":true,"n":[1, 2]}},` +
+				`{"type":"tool-pending","toolCallId":"call_p","state":"input-available","input":{}},` +
+				`{"type":"tool-denied","toolCallId":"call_d","state":"output-denied","input":{"a":"b"},"approval":{"id":"ap","approved":false,"reason":"not now"}},` +
+				`{"type":"text","text":"Done."}]}],"trigger":"submit-message"}`,
+			msgs: []string{"system:P",
+				`assistant:|call_s get_weather {"city":"Oslo"}|call_c client_fn {"x":1}|call_d denied {"a":"b"}`,
+				"tool:call_s:-3°C", `tool:call_c:{"ok":true,"n":[1,2]}`, "tool:call_d:not now",
+				"assistant:Done."},
 			info: Info{Stream: true, Model: "m"},
 		},
 		{
@@ -156,31 +198,31 @@ func TestRewriteSkillpet(t *testing.T) {
 			name: "minimal",
 			body: `{"projectId":"p1","message":"你好\n"}`,
 			msgs: []string{"system:P", "user:你好\n"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "conversation_id",
 			body: `{"projectId":"p1","message":"hi","conversationId":"conv_123","enableSearch":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "conv_123"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "conv_123"}},
 		},
 		{
 			name: "thinking_off",
 			body: `{"projectId":"p1","message":"hi","enableThinking":false}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1", NoThinking: true}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "thinking_on",
 			body: `{"projectId":"p1","message":"hi","enableThinking":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "thinking_falsy_not_false",
 			body: `{"projectId":"p1","message":"hi","enableThinking":0}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments",
@@ -191,19 +233,19 @@ func TestRewriteSkillpet(t *testing.T) {
 				`{"id":"a4"}]}`,
 			msgs: []string{"system:P", `user:[{"type":"text","text":"look \u0022here\u0022\n\nAttachments:\n- report.pdf (application/pdf): https://x/report.pdf\n- notes.txt (text/plain)"},` +
 				`{"type":"image_url","image_url":{"url":"https://x/photo.png"}}]`},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachment_not_image_only",
 			body: `{"projectId":"p1","message":"see","attachments":[{"name":"a.pdf","type":"application/pdf","url":"https://x/a.pdf"}]}`,
 			msgs: []string{"system:P", "user:see\n\nAttachments:\n- a.pdf (application/pdf): https://x/a.pdf"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
 			name: "attachments_not_array",
 			body: `{"projectId":"p1","message":"see","attachments":"nope"}`,
 			msgs: []string{"system:P", "user:see"},
-			info: Info{Stream: true, Model: "m", Facts: skillpet.Request{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 	}
 	for _, tt := range tests {

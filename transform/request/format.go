@@ -10,7 +10,7 @@ import (
 // converts its body into an OpenAI chat-completions body first; the openai
 // rules (system prompt, tools, tool_choice, model, forced streaming) then
 // apply to it alike, so a new format is one Convert function and one row
-// in the protocol table (transform/pipeline) that names it.
+// in the protocol table (transform/protocol) that names it.
 type Format struct {
 	// Name is the request_format option's value.
 	Name string
@@ -36,6 +36,12 @@ type Format struct {
 	// upstream does not read, and moves the client's credential to where
 	// it does. Nil leaves the headers as the client sent them.
 	UpstreamHeader func(http.Header)
+	// HeaderFacts folds what the client's request headers tell its
+	// protocol's encoder into the Facts that Convert returned, before
+	// UpstreamHeader drops the format's own headers (anthropic: an
+	// anthropic-beta header that opts in to the MCP connector's blocks).
+	// It returns the facts to pass on. Nil for most formats.
+	HeaderFacts func(h http.Header, facts any) any
 }
 
 // An Endpoint is a request a format answers itself: its clients call it

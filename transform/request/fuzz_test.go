@@ -29,6 +29,14 @@ var fuzzSeeds = []string{
 	`{"projectId":"p","message":"m","enableThinking":false,"attachments":[{"name":"a","type":"image/png","url":"u"},{"name":"b","type":"text/plain","url":"v"}]}`,
 	`{"messages":[],"messages":[]}`,
 	`[]`, `"x"`, `{`, ``, `{"mess\u0061ges":[{"role":"sys\u0074em","content":1}]}`,
+	// An aisdk turn with the gateway's tool rounds and the page's own
+	// tools, as useChat sends it back (CONTRACT.md §12).
+	`{"id":"c","messages":[{"id":"a","role":"assistant","parts":[{"type":"text","text":"Let me look."},` +
+		`{"type":"dynamic-tool","toolName":"search","toolCallId":"call_1","state":"output-available","input":{"q":"caddy"},"output":"ok","providerExecuted":true,"title":"S"},` +
+		`{"type":"dynamic-tool","toolName":"w","toolCallId":"call_2","state":"output-error","input":"{\"bad","errorText":"timed out","providerExecuted":true},` +
+		`{"type":"step-start"},{"type":"text","text":"Done."},{"type":"tool-f","toolCallId":"call_3","state":"output-available","input":{},"output":{"x":[1]}},` +
+		`{"type":"tool-g","toolCallId":"call_4","state":"input-available","input":{}},{"type":"tool-h","toolCallId":"call_5","state":"output-denied","input":{}},` +
+		`{"type":"tool-f","toolCallId":"call_3","state":"output-available","input":{},"output":{"x":[1]}}]}],"trigger":"submit-message"}`,
 }
 
 func FuzzRewrite(f *testing.F) {
@@ -56,6 +64,9 @@ func FuzzRewrite(f *testing.F) {
 			u := checkUpstream(t, s, out)
 			checkPrompt(t, s, u)
 			checkTools(t, s, u)
+			if s.Format == AISDK {
+				checkToolAnswers(t, u)
+			}
 			if s.Format == OpenAI {
 				checkUntouched(t, body, out)
 				checkMessagesKept(t, s, body, u)
@@ -166,4 +177,38 @@ func roleOf(raw []byte) string {
 func mustJSON(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// checkToolAnswers checks what an OpenAI-compatible server requires of the
+// history a converter wrote: every assistant tool call is answered by a
+// tool message among those right after it, and every tool message answers
+// one.
+func checkToolAnswers(t *testing.T, u upstream) {
+	t.Helper()
+	owed := map[string]bool{}
+	for _, raw := range u.Messages {
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("message %s: %v", raw, err)
+		}
+		if m.Role == "tool" {
+			if !owed[m.ToolCallID] {
+				t.Fatalf("tool message %s answers no call before it", raw)
+			}
+			delete(owed, m.ToolCallID)
+			continue
+		}
+		if len(owed) > 0 {
+			t.Fatalf("calls %v unanswered before %s", owed, raw)
+		}
+		for _, c := range m.ToolCalls {
+			if m.Role != "assistant" || c.ID == "" || c.Function.Name == "" || c.Type != "function" {
+				t.Fatalf("tool call %+v in %s", c, raw)
+			}
+			owed[c.ID] = true
+		}
+	}
+	if len(owed) > 0 {
+		t.Fatalf("calls %v unanswered", owed)
+	}
 }

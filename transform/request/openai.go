@@ -1,9 +1,6 @@
 package request
 
-import (
-	"github.com/llmstream/llmstream/transform/jsonout"
-	"github.com/llmstream/llmstream/transform/openai"
-)
+import "github.com/llmstream/llmstream/transform/jsonout"
 
 // The top-level members the openai rewrite changes, as indexes into
 // touched. Their order is the order in which absent ones are appended to the
@@ -74,9 +71,8 @@ func (s *Shaper) splice(d jsonDoc, root span, prompt, mode string) ([]byte, Info
 			string(d[n.start:min(n.end, n.start+32)]))
 	}
 
-	info := Info{Stream: d.kind(vals[tStream]) == 't', Model: s.Model, Facts: openai.Request{
-		IncludeUsage: d.kind(d.member(vals[tStreamOptions], "include_usage")) == 't',
-	}}
+	info := Info{Stream: d.kind(vals[tStream]) == 't', Model: s.Model,
+		IncludeUsage: d.kind(d.member(vals[tStreamOptions], "include_usage")) == 't'}
 	if info.Model == "" {
 		info.Model = d.str(vals[tModel])
 	}

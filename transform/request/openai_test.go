@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/llmstream/llmstream/transform/openai"
 )
 
 const (
@@ -255,7 +253,7 @@ func TestRewriteOpenAI(t *testing.T) {
 		{
 			name:     "stream_options_usage_asked",
 			body:     `{"messages":[],"stream":true,"stream_options":{"include_usage":true}}`,
-			info:     Info{Stream: true, Facts: openai.Request{IncludeUsage: true}},
+			info:     Info{Stream: true, IncludeUsage: true},
 			contains: []string{`"stream_options":{"include_usage":true}`},
 		},
 		{
@@ -342,12 +340,8 @@ func TestRewriteOpenAI(t *testing.T) {
 			if got := string(u.ToolChoice); got != tt.choice {
 				t.Errorf("tool_choice = %s, want %s", got, tt.choice)
 			}
-			want := tt.info
-			if want.Facts == nil {
-				want.Facts = openai.Request{}
-			}
-			if info != want {
-				t.Errorf("info = %+v, want %+v", info, want)
+			if want := tt.info; info != want {
+				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, c := range tt.contains {
 				if !strings.Contains(string(out), c) {

@@ -41,27 +41,7 @@ type RetryCall struct {
 // the failed turn added (the contract of specs/004 §7.3.2, which the tests
 // check byte for byte).
 func AppendRetry(dst, body []byte, turn RetryTurn) ([]byte, error) {
-	d, root, e := parseObject(body, badRequest)
-	if e != nil {
-		return dst, e
-	}
-	msgs := d.member(root, "messages")
-	if d.kind(msgs) != '[' {
-		return dst, badRequest(CodeInvalidMessages, `"messages" must be an array, got `+d.typeName(msgs))
-	}
-	// The turn goes right after the last message (or the opening
-	// bracket), before the whitespace that precedes the closing one.
-	at, empty := msgs.start+1, true
-	d.elements(msgs, func(e span) bool {
-		at, empty = e.end, false
-		return true
-	})
-	dst = append(dst, body[:at]...)
-	if !empty {
-		dst = append(dst, ',')
-	}
-	dst = appendTurn(dst, turn)
-	return append(dst, body[at:]...), nil
+	return AppendMessages(dst, body, appendTurn(nil, turn))
 }
 
 // appendTurn appends the turn's messages, comma-separated.

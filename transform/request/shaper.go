@@ -1,9 +1,11 @@
 // Package request rewrites a client's request body into the OpenAI
 // chat-completions request that llmstream sends upstream (CONTRACT.md §3,
 // "Request shaping"). A request Format converts its body into a
-// chat-completions body (openai, skillpet and aisdk live here; protocols
-// with a body of their own bring their Format), and the Shaper adds the
-// route's system prompt and tools and forces streaming.
+// chat-completions body (openai, skillpet and aisdk live here; responses
+// and anthropic bring their own Format), and the Shaper adds the route's
+// system prompt and tools and forces streaming. The package imports no
+// protocol: the protocols that need it import it (their converters, the
+// skillpet encoder its SkillpetFacts), so the arrows point one way.
 //
 // The openai rewrite splices: it locates fields by their byte offsets and
 // replaces only the values it changes, so every byte of every other field
@@ -79,10 +81,15 @@ type Info struct {
 	// Model is the model sent upstream: Shaper.Model, or the client's
 	// "model" when no override is configured ("" when neither exists).
 	Model string
+	// IncludeUsage is an openai body's stream_options.include_usage: only
+	// a client that asked gets the usage chunk (CONTRACT §7). The upstream
+	// is always asked, for logs and metrics. A converted body says for
+	// itself (none asks).
+	IncludeUsage bool
 	// Facts is what a converted body told that its protocol's encoder
-	// needs (for the skillpet body, a skillpet.Request); nil when nothing.
+	// needs (for the skillpet body, a SkillpetFacts); nil when nothing.
 	// The handler hands it on as transform.Meta.Request, unread: only the
-	// protocol that defines the type knows it.
+	// protocol it is for reads it.
 	Facts any
 	// LeftOut names what a converted body asked for that the upstream
 	// request leaves out because a chat-completions upstream has no
@@ -143,7 +150,7 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if e != nil {
 		return nil, Info{}, e
 	}
-	info.Stream, info.Facts, info.LeftOut = conv.Stream, conv.Facts, conv.LeftOut
+	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut
 	return out, info, nil
 }
 

@@ -1,9 +1,21 @@
 package request
 
-import (
-	"github.com/llmstream/llmstream/transform/jsonout"
-	"github.com/llmstream/llmstream/transform/skillpet"
-)
+import "github.com/llmstream/llmstream/transform/jsonout"
+
+// SkillpetFacts is what the skillpet request body (specs/002 §2.3) tells
+// the skillpet encoder: request_format skillpet puts it in Info.Facts, the
+// handler in transform.Meta.Request. A stream without one (another request
+// format) ends with the message_id as its conversationId and shows
+// reasoning. The type is here, beside the body's converter, so that the
+// skillpet protocol imports request shaping and not the other way round.
+type SkillpetFacts struct {
+	// ConversationID is done.conversationId: the body's conversationId,
+	// else its projectId.
+	ConversationID string
+	// NoThinking is set by enableThinking: false; it suppresses every
+	// thinking event.
+	NoThinking bool
+}
 
 // convertSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
 // projectId and message required; enableThinking, enableSearch,
@@ -11,7 +23,7 @@ import (
 // user message (CONTRACT.md §3, request_format skillpet); the openai rules
 // apply to it next. enableSearch has no OpenAI counterpart and is not
 // forwarded: whether the model searches is the route's prompt and tools'
-// business. Its Facts are a skillpet.Request.
+// business. Its Facts are a SkillpetFacts.
 func convertSkillpet(body []byte) ([]byte, Info, *Error) {
 	d, root, e := parseObject(body, missingParams)
 	if e != nil {
@@ -34,7 +46,7 @@ func convertSkillpet(body []byte) ([]byte, Info, *Error) {
 	mid = appendSkillpetContent(mid, d, msg, d.member(root, "attachments"))
 	mid = append(mid, "}]}"...)
 
-	req := skillpet.Request{
+	req := SkillpetFacts{
 		ConversationID: d.memberStr(root, "conversationId"),
 		NoThinking:     d.kind(d.member(root, "enableThinking")) == 'f',
 	}

@@ -276,6 +276,39 @@ func accumulate(out []byte) (*accumulated, error) {
 				return nil, fmt.Errorf("%s: %v %v, accumulated %v %v", typ, m["name"], m["arguments"], it["name"], it["arguments"])
 			}
 			partDone[fmt.Sprintf("%d/args", idx("output_index"))] = true
+		case "response.mcp_call_arguments.delta":
+			it, _, err := item()
+			if err != nil || it["type"] != "mcp_call" || partDone[fmt.Sprintf("%d/args", idx("output_index"))] {
+				return nil, fmt.Errorf("%s: %v into %v", typ, err, it)
+			}
+			d, ok := m["delta"].(string)
+			if !ok || d == "" {
+				return nil, fmt.Errorf("%s: delta %v", typ, m["delta"])
+			}
+			it["arguments"] = it["arguments"].(string) + d
+		case "response.mcp_call_arguments.done":
+			it, _, err := item()
+			if err != nil || it["type"] != "mcp_call" || m["arguments"] != it["arguments"] {
+				return nil, fmt.Errorf("%s: %v %v into %v", typ, err, m["arguments"], it)
+			}
+			partDone[fmt.Sprintf("%d/args", idx("output_index"))] = true
+		case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+			// A call to a tool the gateway runs: it runs once its
+			// arguments are done, then ends once, and output_item.done
+			// follows with that outcome.
+			it, i, err := item()
+			if err != nil || it["type"] != "mcp_call" || !partDone[fmt.Sprintf("%d/args", i)] {
+				return nil, fmt.Errorf("%s: %v for %v before its arguments are done", typ, err, it)
+			}
+			running := fmt.Sprintf("%d/running", i)
+			if (typ == "response.mcp_call.in_progress") == partDone[running] || partDone[fmt.Sprintf("%d/outcome", i)] {
+				return nil, fmt.Errorf("%s for output %d out of turn", typ, i)
+			}
+			partDone[running] = true
+			if typ != "response.mcp_call.in_progress" {
+				partDone[fmt.Sprintf("%d/outcome", i)] = true
+				partDone[fmt.Sprintf("%d/%s", i, strings.TrimPrefix(typ, "response.mcp_call."))] = true
+			}
 		case "response.output_item.done":
 			it, i, err := item()
 			if err != nil {
@@ -292,11 +325,35 @@ func accumulate(out []byte) (*accumulated, error) {
 				it["encrypted_content"] = done["encrypted_content"]
 				done["status"] = "completed"
 			}
-			st, _ := done["status"].(string)
-			if st != "completed" && st != "incomplete" {
-				return nil, fmt.Errorf("%s: status %q", typ, st)
+			if it["type"] == "mcp_call" {
+				it["status"] = "completed"
+				// The outcome is the done item's, as the event before it
+				// said: output when completed, error when failed.
+				if done["status"] == "incomplete" && !partDone[fmt.Sprintf("%d/running", i)] && done["output"] == nil && done["error"] == nil {
+					// A call the response ended before it ran.
+					it["status"] = "incomplete"
+					if !reflect.DeepEqual(m["item"], any(it)) {
+						return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
+					}
+					break
+				}
+				if !partDone[fmt.Sprintf("%d/%v", i, done["status"])] {
+					return nil, fmt.Errorf("%s: mcp_call %d done %v without response.mcp_call.completed or .failed saying so", typ, i, done["status"])
+				}
+				it["status"] = done["status"]
+				_, hasOutput := done["output"].(string)
+				_, hasError := done["error"].(map[string]any)
+				if (done["status"] == "completed") != (hasOutput && done["error"] == nil) || (done["status"] == "failed") != (hasError && done["output"] == nil) {
+					return nil, fmt.Errorf("%s: mcp_call %v, want output when completed and error when failed", typ, done)
+				}
+				it["output"], it["error"] = done["output"], done["error"]
+			} else {
+				st, _ := done["status"].(string)
+				if st != "completed" && st != "incomplete" {
+					return nil, fmt.Errorf("%s: status %q", typ, st)
+				}
+				it["status"] = st
 			}
-			it["status"] = st
 			if !reflect.DeepEqual(m["item"], any(it)) {
 				return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
 			}
@@ -320,8 +377,10 @@ func accumulate(out []byte) (*accumulated, error) {
 				// Open Responses: an incomplete item is the last one,
 				// in an incomplete response; a failed one may leave
 				// several cut.
-				case it["status"] == "incomplete" && status == "completed",
-					it["status"] == "incomplete" && status == "incomplete" && i != len(a.output)-1:
+				// (A call to a tool the gateway runs that never ran is
+				// incomplete whatever the response: mcp.go.)
+				case it["type"] != "mcp_call" && it["status"] == "incomplete" && status == "completed",
+					it["type"] != "mcp_call" && it["status"] == "incomplete" && status == "incomplete" && i != len(a.output)-1:
 					return nil, fmt.Errorf("%s with output %d incomplete", typ, i)
 				}
 			}
@@ -396,7 +455,7 @@ func allPartsDone(it map[string]any, i int, done map[string]bool) error {
 			}
 		}
 	}
-	if it["type"] == "function_call" && !done[fmt.Sprintf("%d/args", i)] {
+	if (it["type"] == "function_call" || it["type"] == "mcp_call") && !done[fmt.Sprintf("%d/args", i)] {
 		return fmt.Errorf("the arguments of output %d are not done", i)
 	}
 	return nil
@@ -515,6 +574,11 @@ func checkItem(it map[string]any, whole bool) error {
 		if c, _ := it["encrypted_content"].(string); err == nil && (!strings.HasPrefix(id, "cmp_") || whole && c == "") {
 			err = fmt.Errorf("compaction %v", it)
 		}
+	case "mcp_call":
+		err = exactKeys(it, "id", "type", "status", "server_label", "name", "arguments", "approval_request_id", "output", "error")
+		if _, ok := it["arguments"].(string); err == nil && (!strings.HasPrefix(id, "mcp_") || it["name"] == "" || !ok) {
+			err = fmt.Errorf("mcp_call %v", it)
+		}
 	default:
 		err = fmt.Errorf("output item of type %v", it["type"])
 	}
@@ -569,8 +633,10 @@ func checkWhole(out []byte, status int) (map[string]any, error) {
 	}
 	items := m["output"].([]any)
 	for i, o := range items {
-		// Only the last item of an incomplete response may be cut.
-		if s := o.(map[string]any)["status"]; s != "completed" && !(s == "incomplete" && st == "incomplete" && i == len(items)-1) {
+		// Only the last item of an incomplete response may be cut; a call
+		// to a tool the gateway runs may have failed.
+		if it := o.(map[string]any); it["status"] != "completed" && !(it["status"] == "incomplete" && st == "incomplete" && i == len(items)-1) &&
+			(it["type"] != "mcp_call" || it["status"] == "in_progress") {
 			return nil, fmt.Errorf("whole response with an unfinished item: %v", o)
 		}
 	}

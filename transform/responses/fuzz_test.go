@@ -35,6 +35,8 @@ func FuzzConvert(f *testing.F) {
 		`{"input":"x","previous_response_id":"resp_1"}`,
 		`{"input":[{"role":"developer","content":"\ud800 \u2028"}],"instructions":"i"}`,
 		`{"input":[]}`,
+		`{"input":[{"role":"user","content":"q"},` + serverRoundsOutput + `]}`,
+		`{"input":[{"type":"mcp_call","name":"f","arguments":{"a":1},"error":{"type":"http_error","code":500,"message":"x"}},{"type":"mcp_list_tools","tools":[]},{"type":"mcp_call","id":"m","name":"g"}]}`,
 		`[]`, `{`, ``,
 	} {
 		f.Add([]byte(s))

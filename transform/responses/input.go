@@ -21,6 +21,10 @@ type converter struct {
 	leftOut []string
 	// calls holds the call_id of every function_call so far.
 	calls map[string]bool
+	// mcpGroup is 1 + the index of the assistant message that the last
+	// mcp_call items went into, whose tool messages follow it to the end
+	// of msgs; 0 when another item came since (mcp_input.go).
+	mcpGroup int
 }
 
 // chatMessage is one chat-completions message, its values raw JSON.
@@ -91,6 +95,12 @@ func (c *converter) item(i int, raw json.RawMessage) *request.Error {
 	}
 	typ := stringOf(obj["type"])
 	_, hasRole := obj["role"]
+	if typ == "mcp_call" {
+		c.flushPending()
+		c.mcpCall(i, obj)
+		return nil
+	}
+	c.mcpGroup = 0
 	switch {
 	case typ == "message" || typ == "" && hasRole:
 		c.flushPending()

@@ -14,13 +14,14 @@ const (
 	itemMessage itemKind = iota
 	itemReasoning
 	itemFunctionCall
+	itemMCP // a call to a tool the gateway runs (mcp.go)
 	// itemCompaction is the one output item of a compaction; its text is
 	// the sealed summary (encrypted_content).
 	itemCompaction
 )
 
 // idPrefix is each kind's item id prefix, as OpenAI names them.
-var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemCompaction: "cmp_"}
+var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemMCP: "mcp_", itemCompaction: "cmp_"}
 
 // item is one output item and everything it said so far.
 type item struct {
@@ -42,6 +43,8 @@ type item struct {
 	// summary and content are a reasoning item's parts: phases as summary
 	// text, raw reasoning as reasoning_text.
 	summary, content []part
+	// mcp is an mcp_call item's server and outcome.
+	mcp *mcpCall
 }
 
 // part is a reasoning item's summary or content part.
@@ -385,7 +388,11 @@ func (e *Encoder) toolItem(dst []byte, ev transform.Event) ([]byte, int, bool) {
 		return dst, int(n) - 1, true
 	}
 	dst = e.closeText(dst, e.kindOpen())
-	dst, i := e.addItem(dst, item{kind: itemFunctionCall, callID: ev.ID, name: ev.Name})
+	it := item{kind: itemFunctionCall, callID: ev.ID, name: ev.Name}
+	if ev.Server {
+		it = newMCPItem(ev)
+	}
+	dst, i := e.addItem(dst, it)
 	e.tools[ev.Index] = int32(i) + 1
 	return dst, i, true
 }
@@ -403,7 +410,7 @@ func (e *Encoder) toolArgs(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	dst, i, ok := e.toolItem(dst, ev)
-	if !ok || e.items[i].done {
+	if !ok || e.items[i].argsClosed() {
 		return dst
 	}
 	return e.argsDelta(dst, i, ev.Text)
@@ -416,7 +423,11 @@ func (e *Encoder) argsDelta(dst []byte, i int, args []byte) []byte {
 	if !e.meta.Stream {
 		return dst
 	}
-	dst = e.eventHead(dst, "response.function_call_arguments.delta")
+	if it.kind == itemMCP {
+		dst = e.eventHead(dst, "response.mcp_call_arguments.delta")
+	} else {
+		dst = e.eventHead(dst, "response.function_call_arguments.delta")
+	}
 	dst = e.appendItemRef(dst, i)
 	dst = append(dst, `,"delta":`...)
 	dst = jsonout.AppendString(dst, args)
@@ -429,11 +440,14 @@ func (e *Encoder) argsDelta(dst []byte, i int, args []byte) []byte {
 // repeats.
 func (e *Encoder) toolCallEnd(dst []byte, ev transform.Event) []byte {
 	dst, i, ok := e.toolItem(dst, ev)
-	if !ok || e.items[i].done {
+	if !ok || e.items[i].argsClosed() {
 		return dst
 	}
 	if !e.items[i].argued && len(ev.Text) > 0 {
 		dst = e.argsDelta(dst, i, ev.Text)
+	}
+	if e.items[i].kind == itemMCP {
+		return e.mcpArgsDone(dst, i)
 	}
 	// The call's done events wait like a text item's (endText); a call
 	// still pending is not ended twice.
@@ -471,9 +485,15 @@ func (e *Encoder) closeAll(dst []byte, cut bool) []byte {
 	}
 	dst = e.closeText(dst, e.kindOpen())
 	for i := range e.items {
-		if it := &e.items[i]; !it.done && it.kind == itemFunctionCall {
+		it := &e.items[i]
+		switch {
+		case it.done:
+		case it.kind == itemFunctionCall:
 			it.cut = cut
 			dst = e.closeCall(dst, i)
+		case it.kind == itemMCP:
+			// The loop promises every call an outcome before the end.
+			dst = e.mcpAbandon(dst, i)
 		}
 	}
 	return dst

@@ -108,6 +108,8 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 			dst = appendParts(dst, it.content, `{"type":"reasoning_text","text":`)
 		}
 		dst = append(dst, ']')
+	case itemMCP:
+		dst = e.appendMCPItem(dst, i, whole)
 	default:
 		dst = append(dst, `,"type":"function_call","status":"`...)
 		dst = append(dst, status...)

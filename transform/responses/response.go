@@ -86,6 +86,7 @@ func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 		return append(dst, "}\n"...)
 	}
 	dst = e.begin(dst)
+	dst = e.failRuns(dst, string(msg))
 	dst = e.closeAll(dst, true)
 	e.final = final{status: "failed", failure: &transform.Event{Code: code, Text: append([]byte(nil), msg...)}}
 	dst = e.eventHead(dst, "response.failed")

@@ -143,7 +143,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	switch ev.Kind {
 	case transform.KindReasoningStart, transform.KindReasoningDelta, transform.KindPhaseStart,
 		transform.KindPhaseDelta, transform.KindAnswerDelta, transform.KindToolCallStart,
-		transform.KindToolArgsDelta:
+		transform.KindToolArgsDelta, transform.KindToolRun, transform.KindToolResult, transform.KindRoundStart:
 		dst = e.flushPending(dst, false)
 	}
 	if e.req.Compaction != NoCompaction {
@@ -179,6 +179,13 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.toolArgs(dst, ev)
 	case transform.KindToolCallEnd:
 		dst = e.toolCallEnd(dst, ev)
+	case transform.KindToolRun:
+		dst = e.mcpRun(dst, ev)
+	case transform.KindToolResult:
+		dst = e.mcpResult(dst, ev)
+	case transform.KindRoundStart:
+		// A round's answer is a message of its own (mcp.go).
+		dst = e.closeText(dst, e.kindOpen())
 	case transform.KindUsage:
 		e.usage = append(e.usage[:0], ev.Text...)
 	case transform.KindFinish:

@@ -30,8 +30,8 @@ const (
 	QueryDuplicate
 	// QueryTooLong: a query longer than 80 runes is cut to 80.
 	QueryTooLong
-	// QuerySensitive: a query holding an e-mail address, a phone number or
-	// an IP address is dropped ("不包含敏感信息").
+	// QuerySensitive: a query holding an e-mail address, a phone number,
+	// an IP address or a street address is dropped ("不包含敏感信息").
 	QuerySensitive
 	// QueryEmpty: a query that is empty once trimmed is dropped.
 	QueryEmpty

@@ -122,6 +122,29 @@ var sensitiveCases = []struct {
 	{"Chrome 120.0.6099.109", false, "browser version"},
 	{"deadbeef", false, "hex word"},
 	{"OID 1.3.6.1.4.1", false, "object identifier"},
+
+	// Street addresses (住址, issue 22).
+	{"北京市朝阳区建国路88号 附近美食", true, "road and house number"},
+	{"上海 愚园路 100 弄", true, "lane number, spaced"},
+	{"南京东路100号", true, "house number after 路"},
+	{"杭州文三路 478 號", true, "traditional 號"},
+	{"东四十条胡同5号", true, "hutong"},
+	{"望京花园3栋2单元501室", true, "block, entrance, flat"},
+	{"5号楼 1201室 怎么走", true, "building and flat"},
+	{"221B Baker Street, London", true, "English house number"},
+	{"1600 Pennsylvania Avenue", true, "English, at the end"},
+	{"350 Fifth Ave., New York", true, "abbreviated suffix with a full stop"},
+	{"12 Elm St Apt 4", true, "abbreviation and a unit"},
+	{"北京 朝阳区 美食", false, "a district"},
+	{"南京路步行街 攻略", false, "a road, no number"},
+	{"地铁2号线 首末班车", false, "metro line"},
+	{"3室2厅 租房价格", false, "a flat's layout"},
+	{"5号楼 食堂", false, "one building level"},
+	{"深圳湾1号 房价", false, "a development's name"},
+	{"Wall Street history", false, "a street, no number"},
+	{"Top 10 Best Street Food", false, "a rank, not a house number"},
+	{"Python 3 Way merge", false, "no name before the suffix"},
+	{"第2道题 解法", false, "a question number"},
 }
 
 func TestSensitive(t *testing.T) {

@@ -20,6 +20,11 @@ type AskUserQuestion struct {
 	AllowMultiple       bool
 	AllowFreeText       bool
 	FreeTextPlaceholder string
+	// Hint is a clarification's frontend hint (specs/004 §7.2
+	// ClarifyPayload.hint, such as "needClassId"): an extra member that a
+	// component following specs/002 ignores and one that knows it acts on.
+	// Normalisation never sets it; the ask_user tool has no such field.
+	Hint string
 }
 
 // AskUserOption is one option of an AskUserQuestion.
@@ -114,9 +119,10 @@ func appendAskUser(dst, args []byte) []byte {
 
 // appendClarify appends a clarification as an ask_user form with one
 // question (CONTRACT.md §5): id "clarify", the options as opt-j, free text
-// allowed so that the user can answer outside the options.
+// allowed so that the user can answer outside the options, and the
+// clarification's hint, when it has one, as the question's "hint".
 func appendClarify(dst []byte, c *transform.Clarify) []byte {
-	q := AskUserQuestion{ID: "clarify", Prompt: c.Question, AllowFreeText: true}
+	q := AskUserQuestion{ID: "clarify", Prompt: c.Question, AllowFreeText: true, Hint: c.Hint}
 	q.Options = make([]AskUserOption, len(c.Options))
 	for j, label := range c.Options {
 		q.Options[j] = AskUserOption{ID: "opt-" + strconv.Itoa(j), Label: label}
@@ -157,6 +163,10 @@ func appendAskUserEvent(dst []byte, qs []AskUserQuestion) []byte {
 		if q.FreeTextPlaceholder != "" {
 			dst = append(dst, `,"freeTextPlaceholder":`...)
 			dst = jsonout.AppendStringS(dst, q.FreeTextPlaceholder)
+		}
+		if q.Hint != "" {
+			dst = append(dst, `,"hint":`...)
+			dst = jsonout.AppendStringS(dst, q.Hint)
 		}
 		dst = append(dst, '}')
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/encodertest"
+	"github.com/llmstream/llmstream/transform/request"
 	"github.com/llmstream/llmstream/transform/skillpet"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
@@ -105,7 +106,7 @@ func TestOrder(t *testing.T) {
 // held back or reported: no thinking is shown anyway.
 func TestOrderNoThinking(t *testing.T) {
 	meta := encodertest.Meta()
-	meta.Request = skillpet.Request{NoThinking: true}
+	meta.Request = request.SkillpetFacts{NoThinking: true}
 	enc := skillpet.New(meta)
 	out := encodertest.Run(enc, []transform.Event{thStart, encodertest.Phase(1, "A"), encodertest.Answer("x"),
 		encodertest.PhaseDelta(1, "b"), encodertest.PhaseEnd(1), thEnd, finish})

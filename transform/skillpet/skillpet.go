@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/request"
 )
 
 // ContentType is the response Content-Type of a skillpet stream.
@@ -36,7 +37,7 @@ const keepAlive = ": keep-alive\n\n"
 // Encoder writes one skillpet stream.
 type Encoder struct {
 	meta transform.Meta
-	req  Request // meta.Request, when the body was skillpet's
+	req  request.SkillpetFacts // meta.Request, when the body was skillpet's
 	now  func() time.Time
 	// thinking is set while thinking events were sent that no
 	// thinking_done has ended yet.
@@ -48,20 +49,26 @@ type Encoder struct {
 	thought, newBlock bool
 	// lastArgsBeat is when the last tool_args_heartbeat was sent.
 	lastArgsBeat time.Time
-	done         bool
+	// runs are the server calls started and not finished, starts the ids
+	// of every tool_start sent (loop.go); round counts the round_starts
+	// sent.
+	runs   []runningCall
+	starts []string
+	round  int
+	done   bool
 	// order keeps thinking before the reply (see order).
 	order order
 }
 
-// New returns an Encoder for one stream. A Request in meta.Request with
-// NoThinking suppresses every thinking and thinking_done event (specs/002
-// §3.2: thinking only when enableThinking).
+// New returns an Encoder for one stream. A request.SkillpetFacts in
+// meta.Request with NoThinking suppresses every thinking and thinking_done
+// event (specs/002 §3.2: thinking only when enableThinking).
 func New(meta transform.Meta) *Encoder {
 	now := meta.Now
 	if now == nil {
 		now = time.Now
 	}
-	req, _ := meta.Request.(Request)
+	req, _ := meta.Request.(request.SkillpetFacts)
 	e := &Encoder{meta: meta, req: req, now: now}
 	e.order.maxHold = meta.Limits.WithDefaults().MaxBlockBytes
 	return e
@@ -120,12 +127,28 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindToolArgsDelta:
 		dst = e.appendArgsHeartbeat(dst)
 	case transform.KindToolCallEnd:
+		if ev.Server {
+			// A server call starts when the gateway runs it (KindToolRun).
+			break
+		}
 		dst = e.beginReply(dst)
 		if ev.Name == AskUserTool {
 			dst = appendAskUser(dst, ev.Text)
-		} else {
-			dst = appendToolStart(dst, ev)
+		} else if !e.started(ev.ID) {
+			// The model gives no display name: the label is the name.
+			if len(e.starts) < maxCalls {
+				e.starts = append(e.starts, ev.ID)
+			}
+			dst = appendToolStart(dst, ev.ID, ev.Name, ev.Name, ev.Text)
 		}
+	case transform.KindToolRun:
+		dst = e.appendToolRun(dst, ev)
+	case transform.KindToolProgress:
+		dst = e.appendToolProgress(dst, ev)
+	case transform.KindToolResult:
+		dst = e.appendToolResult(dst, ev)
+	case transform.KindRoundStart:
+		dst = e.appendRound(dst)
 	case transform.KindClarify:
 		if ev.Clarify != nil {
 			dst = e.beginReply(dst)
@@ -139,6 +162,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindFinish:
 		e.done = true
 		dst = e.appendEnding(dst)
+		dst = e.abandonRuns(dst, "the tool call did not finish")
 		dst = append(dst, "event: done\ndata: {\"conversationId\":"...)
 		id := e.req.ConversationID
 		if id == "" {
@@ -149,17 +173,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindError:
 		e.done = true
 		dst = e.appendEnding(dst)
+		dst = e.abandonRuns(dst, errorMessage(ev))
 		// The spec's error has only a message: an empty one is replaced by
 		// the code, so that the user sees something.
 		dst = append(dst, "event: error\ndata: {\"message\":"...)
-		switch {
-		case len(ev.Text) > 0:
-			dst = jsonout.AppendString(dst, ev.Text)
-		case ev.Code != "":
-			dst = jsonout.AppendStringS(dst, ev.Code)
-		default:
-			dst = jsonout.AppendStringS(dst, transform.CodeUpstreamError)
-		}
+		dst = jsonout.AppendStringS(dst, errorMessage(ev))
 		dst = append(dst, "}\n\n"...)
 	}
 	return dst
@@ -187,33 +205,33 @@ func (e *Encoder) appendArgsHeartbeat(dst []byte) []byte {
 }
 
 // appendToolStart appends tool_start {id, name, label, args} (specs/002
-// §3.3). label is the name: the model gives no display name. args is
-// optional in the spec and typed as an object, so arguments that are not a
-// JSON object are left out rather than sent in another shape.
-func appendToolStart(dst []byte, ev transform.Event) []byte {
+// §3.3). args is optional in the spec and typed as an object, so
+// arguments that are not a JSON object are left out rather than sent in
+// another shape.
+func appendToolStart(dst []byte, id, name, label string, args []byte) []byte {
 	dst = append(dst, "event: tool_start\ndata: {\"id\":"...)
-	dst = jsonout.AppendStringS(dst, ev.ID)
+	dst = jsonout.AppendStringS(dst, id)
 	dst = append(dst, `,"name":`...)
-	dst = jsonout.AppendStringS(dst, ev.Name)
+	dst = jsonout.AppendStringS(dst, name)
 	dst = append(dst, `,"label":`...)
-	dst = jsonout.AppendStringS(dst, ev.Name)
-	if args, ok := jsonout.AppendCompactObject(append(dst, `,"args":`...), ev.Text); ok {
-		dst = args
+	dst = jsonout.AppendStringS(dst, label)
+	if obj, ok := jsonout.AppendCompactObject(append(dst, `,"args":`...), args); ok {
+		dst = obj
 	}
 	return append(dst, "}\n\n"...)
 }
 
-var _ transform.Repairer = (*Encoder)(nil)
-
-// Request is what the skillpet request body (specs/002 §2.3) tells the
-// encoder: request_format skillpet puts it in transform.Meta.Request. A
-// stream without one (another request format) ends with the message_id as
-// its conversationId and shows reasoning.
-type Request struct {
-	// ConversationID is done.conversationId: the body's conversationId,
-	// else its projectId.
-	ConversationID string
-	// NoThinking is set by enableThinking: false; it suppresses every
-	// thinking event.
-	NoThinking bool
+// errorMessage is the message of a failure: the spec's error has only a
+// message, so an empty one is replaced by the code, so that the user sees
+// something.
+func errorMessage(ev transform.Event) string {
+	switch {
+	case len(ev.Text) > 0:
+		return string(ev.Text)
+	case ev.Code != "":
+		return ev.Code
+	}
+	return transform.CodeUpstreamError
 }
+
+var _ transform.Repairer = (*Encoder)(nil)

@@ -30,15 +30,15 @@ var paths = jsonstream.MustCompile(
 	jsonstream.Watch{Path: "function.arguments", Mode: jsonstream.Raw | jsonstream.Text},
 )
 
-// call is the tool call a block is writing.
+// call is the tool call a block is writing. Nothing of it is sent before
+// the block ends: a block cut off, or one that turns out not to be a call,
+// is text, and a call already sent could not be taken back (CONTRACT.md
+// §7, §8).
 type call struct {
-	started bool // KindToolCallStart was sent
-	index   int
 	nameOn  bool // a string name is being read
+	named   bool // a string name was read; a later one is ignored
 	name    []byte
-	nameStr string
 	args    []byte
-	sent    int  // bytes of args sent
 	argsOn  bool // an arguments value is being read
 	hasArgs bool // an arguments value was read; a second is ignored
 }
@@ -48,11 +48,6 @@ type call struct {
 // held: they are text if the block turns out not to be a call.
 func (t *Parser) beginBlock(bodyOff int64) {
 	t.block = append(t.block[:0], t.open...)
-	if t.calls >= t.lim.MaxToolCalls {
-		t.st = stBody
-		t.fail(transform.CodeTooManyToolCalls, "texttools: more tool calls than the limit of "+strconv.Itoa(t.lim.MaxToolCalls))
-		return
-	}
 	t.blockOff = bodyOff - int64(len(t.open))
 	t.call = call{name: t.call.name[:0], args: t.call.args[:0]}
 	t.broken = false
@@ -74,14 +69,10 @@ func (t *Parser) body(p []byte, i int, base int64) int {
 	}
 	n := t.tok.Feed(q, (*tokens)(t))
 	t.block = append(t.block, q[:n]...)
-	if t.limit != "" {
-		t.fail(t.limit, "texttools: "+t.limitMsg)
-		return len(p)
-	}
 	i += n
 	switch {
-	case t.tok.Done():
-		if !t.call.started {
+	case t.tok.Done() && !t.broken:
+		if !t.call.named {
 			t.breakBlock(CodeBadToolCall, "the tool call object has no string name")
 			return i
 		}
@@ -120,7 +111,7 @@ func (t *Parser) trail(p []byte, i int, base int64) int {
 			i++
 			if t.np == len(t.close) {
 				t.np = 0
-				t.endBlock()
+				t.endBlock(true)
 				return i
 			}
 		case isBlank(c):
@@ -153,69 +144,61 @@ func (t *Parser) tooLong() {
 		strconv.Itoa(t.lim.MaxBlockBytes)+" bytes)")
 }
 
-// endBlock ends a block that is a call: the call ends, and the blanks
-// around the block are not text.
-func (t *Parser) endBlock() {
-	t.endCall()
-	t.blanks = t.blanks[:0]
+// endBlock ends a block whose object is a call, at its closing marker if
+// closed says so (else at the end of the reply): beyond
+// Limits.MaxToolCalls it is text, as aiplan's calls are; otherwise the
+// call is sent whole. Blanks held before the block wait for what follows
+// it, unless no answer text came before: then they stand at the answer's
+// start, with the block, and are dropped.
+func (t *Parser) endBlock(closed bool) {
+	if closed {
+		t.block = append(t.block, t.close...)
+	}
+	if t.calls >= t.lim.MaxToolCalls {
+		t.breakBlock(CodeTooManyToolCalls, "more tool calls than the limit of "+strconv.Itoa(t.lim.MaxToolCalls))
+		return
+	}
+	t.sendCall()
+	if t.sentBlock != nil {
+		t.sentBlock(t.blockOff, len(t.block))
+	}
+	if !t.answer {
+		t.blanks = t.blanks[:0]
+	}
+	t.edge = true
 	t.block = t.block[:0]
-	t.skip = true
 	t.st = stText
 }
 
-// breakBlock ends a block that is not a call: reported, its started call
-// ended with what it got, its text delivered as written.
+// breakBlock ends a block that is not a call: reported, its text
+// delivered as written.
 func (t *Parser) breakBlock(code, detail string) {
 	t.violation(code, t.blockOff, detail)
-	if t.call.started {
-		t.endCall()
-	}
 	t.st = stText
-	t.skip = false
-	t.flushBlanks()
 	t.text(t.block)
 	t.block = t.block[:0]
 }
 
-// startCall sends KindToolCallStart once the name is complete, and the
-// arguments held until then. The id is the pipeline's to assign.
-func (t *Parser) startCall() {
+// sendCall sends the block's call whole: KindToolCallStart,
+// KindToolArgsDelta with the arguments, KindToolCallEnd with them again
+// ("{}" for none, PARSING.md OA12). The id is the pipeline's to assign.
+func (t *Parser) sendCall() {
 	c := &t.call
-	if c.started || t.st == stDead {
-		return
-	}
-	c.started = true
-	c.index = t.calls
+	index := t.calls
 	t.calls++
 	// Calls repeat their names: the last one is kept, so that a stream of
 	// calls to one tool allocates its name once.
 	if string(c.name) != t.lastName {
 		t.lastName = string(c.name)
 	}
-	c.nameStr = t.lastName
-	t.emit(transform.Event{Kind: transform.KindToolCallStart, Index: c.index, Name: c.nameStr})
-	t.sendArgs()
-}
-
-// sendArgs sends the arguments not sent yet.
-func (t *Parser) sendArgs() {
-	c := &t.call
-	if c.sent < len(c.args) {
-		t.emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: c.index, Text: c.args[c.sent:]})
-		c.sent = len(c.args)
-	}
-}
-
-// endCall sends KindToolCallEnd with the whole arguments ("{}" for none,
-// PARSING.md OA12).
-func (t *Parser) endCall() {
-	c := &t.call
+	t.emit(transform.Event{Kind: transform.KindToolCallStart, Index: index, Name: t.lastName})
 	args := c.args
 	if len(trimBlank(args)) == 0 {
 		args = emptyArgs
+	} else {
+		t.emit(transform.Event{Kind: transform.KindToolArgsDelta, Index: index, Text: args})
 	}
-	t.emit(transform.Event{Kind: transform.KindToolCallEnd, Index: c.index, Name: c.nameStr, Text: args})
-	c.started = false
+	t.emit(transform.Event{Kind: transform.KindToolCallEnd, Index: index, Name: t.lastName, Text: args})
 }
 
 var emptyArgs = []byte("{}")
@@ -241,8 +224,8 @@ func (h *tokens) HandleToken(tk *jsonstream.Token) {
 	case jsonstream.TokenStart:
 		switch tk.Path {
 		case fName, fFuncName:
-			if !c.started {
-				c.name = c.name[:0] // the last name before the call starts wins
+			if !c.named {
+				c.name = c.name[:0]
 				c.nameOn = tk.Type == jsonstream.TypeString
 			}
 		case fArguments, fParameters, fFuncArguments:
@@ -258,34 +241,32 @@ func (h *tokens) HandleToken(tk *jsonstream.Token) {
 	case jsonstream.TokenText, jsonstream.TokenRaw:
 		switch tk.Path {
 		case fName, fFuncName:
-			if c.nameOn && !c.started && len(c.name)+len(tk.Text) <= t.lim.MaxBlockBytes {
+			if c.nameOn && len(c.name)+len(tk.Text) <= t.lim.MaxBlockBytes {
 				c.name = append(c.name, tk.Text...)
 			}
 		case fArguments, fParameters, fFuncArguments:
 			if c.argsOn {
 				c.args = append(c.args, tk.Text...)
-				if c.started {
-					t.sendArgs()
-				}
 			}
 		}
 	case jsonstream.TokenEnd:
 		switch tk.Path {
 		case fName, fFuncName:
 			if c.nameOn {
-				c.nameOn = false
-				t.startCall()
+				// The first string name is the call's, as the first
+				// arguments value is.
+				c.nameOn, c.named = false, true
 			}
 		case fArguments, fParameters, fFuncArguments:
 			c.argsOn = false
 		}
 	case jsonstream.TokenViolation:
 		t.emit(transform.Event{Kind: transform.KindViolation, Code: tk.Code, Offset: tk.Offset, Text: tk.Text})
-	case jsonstream.TokenInvalid:
+	case jsonstream.TokenInvalid, jsonstream.TokenLimit:
+		// A limit of the tokenizer (max_key, max_depth) breaks the block
+		// as broken JSON does: it is text (CONTRACT.md §7: only the limits
+		// that protect a stream's memory end it).
 		t.broken = true
 		t.broke = jsonstream.Token{Kind: tk.Kind, Code: tk.Code, Offset: tk.Offset}
-	case jsonstream.TokenLimit:
-		// Ended after the Feed, once the block holds what was consumed.
-		t.limit, t.limitMsg = tk.Code, string(tk.Text)
 	}
 }

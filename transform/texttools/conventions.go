@@ -9,9 +9,9 @@
 // in their content when the server has no tool parser. Parser is the text
 // format with those calls read: text before, between and after the blocks
 // is the answer; each block becomes KindToolCallStart, KindToolArgsDelta
-// and KindToolCallEnd, streamed as the block arrives through the JSON push
-// tokenizer (transform/jsonstream: no re-parse), so every protocol carries
-// it like a native tool call.
+// and KindToolCallEnd, read as the block arrives by the JSON push
+// tokenizer (transform/jsonstream: no re-parse) and sent when it ends, so
+// every protocol carries it like a native tool call.
 //
 // A convention is one row of a table (Conventions): its opening marker,
 // its closing marker or the end of the reply, and the shape of its body.
@@ -26,23 +26,32 @@
 //     for byte (raw capture), a JSON string is decoded and its content is
 //     the arguments, null or none means {} (PARSING.md OA12). Other keys
 //     are ignored.
-//   - The call starts (KindToolCallStart) once the name is complete;
-//     arguments written before it are held until then. It ends at the
-//     closing marker.
-//   - Blanks between the text and a block, and between blocks, are not
-//     answer text: a reply that is only tool calls has no answer.
+//   - A block is held until it ends (its closing marker), and its call is
+//     then sent whole: KindToolCallStart, one KindToolArgsDelta,
+//     KindToolCallEnd. While a block streams, the text before it has been
+//     delivered and nothing of the block is; a block cut off by the end of
+//     the reply, or one that turns out not to be a call, is therefore text
+//     and never a half call that a client would try to run (CONTRACT.md §7,
+//     §8; vLLM's hermes parser likewise returns such a reply as content).
+//   - Blanks are the answer's wherever text stands on both sides of them,
+//     blocks between included: "in Mars. <tool_call>…</tool_call> In this
+//     way" keeps both spaces. Only at the answer's edges do they go with
+//     the blocks: blanks before the answer's first text, when a block
+//     stands among them, and after its last text, when a block follows it,
+//     are dropped, so that a reply that is only tool calls has no answer.
+//     A reply without a block is its own answer, byte for byte, as in the
+//     text format.
 //   - A block that is not one such object (not JSON, no name, text after
-//     the object), or that the reply cuts off, is delivered as answer text,
-//     verbatim from its opening marker, with the violation bad_tool_call or
-//     unterminated_tool_call. If its call had already started, the call
-//     ends first with the arguments it got, so that what was streamed is
-//     never left open. An object that is complete when the reply ends
+//     the object, a tokenizer limit: max_key, max_depth), that the reply
+//     cuts off, or that comes after Limits.MaxToolCalls calls, is
+//     delivered as answer text, verbatim from its opening marker, with the
+//     violation bad_tool_call, unterminated_tool_call or
+//     too_many_tool_calls. An object that is complete when the reply ends
 //     without the closing marker is still a call (unterminated_tool_call
 //     is reported), as vLLM's hermes parser also accepts it.
-//   - A block is held whole until it ends, for the case it must be
-//     delivered as text: more than Limits.MaxBlockBytes ends the stream
-//     with block_too_long, as aiplan's tool arguments do; more calls than
-//     Limits.MaxToolCalls with too_many_tool_calls.
+//   - A block is held whole until it ends: more than Limits.MaxBlockBytes
+//     ends the stream with block_too_long, after its text so far, as
+//     aiplan's tool arguments do.
 package texttools
 
 // Body is the shape of what a convention's block holds.

@@ -14,16 +14,21 @@ const (
 	// follows the object inside it; the block is delivered as text.
 	CodeBadToolCall = "bad_tool_call"
 	// CodeUnterminatedToolCall: the reply ended inside a block. Its text is
-	// delivered, unless its object was complete, which is then a call.
+	// delivered and no call is made, unless its object was complete, which
+	// is then a call.
 	CodeUnterminatedToolCall = "unterminated_tool_call"
+	// CodeTooManyToolCalls: a block beyond Limits.MaxToolCalls; it is
+	// delivered as text, as aiplan delivers such a call.
+	CodeTooManyToolCalls = transform.CodeTooManyToolCalls
 	// CodeInvalidUTF8: the reply ended inside a UTF-8 sequence (PARSING.md
 	// TM34); the cut bytes are still delivered. The text format reports it
 	// alike.
 	CodeInvalidUTF8 = "invalid_utf8"
 )
 
-// maxBlank bounds the blanks held between text and a possible block: a
-// longer run is text up to its last maxBlank bytes.
+// maxBlank bounds the blanks held after text until what follows shows
+// whether they end the answer: a longer run is text up to its last
+// maxBlank bytes.
 const maxBlank = 64
 
 // state is the parser's position in the reply.
@@ -56,11 +61,14 @@ type Parser struct {
 	np      int
 	pendOff int64
 
-	// The answer.
+	// The answer. Blanks next to a block are the answer's, except at its
+	// edges (see the package comment): edge says a call's block was
+	// removed since the last answer text, so that blanks now stand between
+	// a block and either the answer's first text or the reply's end.
 	answer bool               // KindAnswerStart was sent
 	carry  parsekit.RuneCarry // a rune cut at the end of a Feed
 	blanks []byte             // trailing blanks of the text, held
-	skip   bool               // after a block: blanks before the next text are dropped
+	edge   bool
 
 	// The block.
 	block    []byte // verbatim, from its opening marker
@@ -69,10 +77,11 @@ type Parser struct {
 	calls    int    // calls started
 	lastName string // the name of the last call, reused when the next has it
 	broke    jsonstream.Token
-	broken   bool // the tokenizer found the object broken
-	// limit is the code of a limit the tokenizer reported, limitMsg its
-	// message: fatal once the Feed returns.
-	limit, limitMsg string
+	broken   bool // the tokenizer found the object broken or outgrew a limit
+
+	// sentBlock, when set (tests only), is told the reply offset and
+	// length of every block sent as a call.
+	sentBlock func(off int64, n int)
 }
 
 // New returns a parser for text replies with tool calls written by conv.
@@ -95,7 +104,7 @@ func (t *Parser) Reset() {
 		conv: t.conv, open: t.open, close: t.close, lim: t.lim, tok: t.tok,
 		blanks: t.blanks[:0], block: t.block[:0],
 		call:     call{name: t.call.name[:0], args: t.call.args[:0]},
-		lastName: t.lastName,
+		lastName: t.lastName, sentBlock: t.sentBlock,
 	}
 }
 
@@ -174,26 +183,29 @@ func (t *Parser) openStep(p []byte, i int, base int64) int {
 	return i
 }
 
-// text sends b as answer text: blanks after a block are dropped, and
-// trailing blanks are held until what follows shows whether a block does.
+// text sends b as answer text. Its trailing blanks are held until what
+// follows shows whether they end the answer; blanks that start the answer
+// after a block are dropped (see the package comment).
 func (t *Parser) text(b []byte) {
-	if t.skip {
-		k := 0
-		for k < len(b) && isBlank(b[k]) {
-			k++
-		}
-		if b = b[k:]; len(b) == 0 {
-			return
-		}
-		t.skip = false
-	}
 	k := len(b)
 	for k > 0 && isBlank(b[k-1]) {
 		k--
 	}
 	if k > 0 {
+		if t.edge && !t.answer {
+			// The answer's first text: the blanks before it stand between
+			// a block and the answer's start.
+			t.blanks = t.blanks[:0]
+			for k > 0 && isBlank(b[0]) {
+				b, k = b[1:], k-1
+			}
+		}
+		t.edge = false
 		t.flushBlanks()
 		t.answerDelta(b[:k])
+	}
+	if t.edge && !t.answer {
+		return // blanks before the answer's start
 	}
 	for b = b[k:]; len(b) > 0; {
 		room := maxBlank - len(t.blanks)
@@ -205,6 +217,17 @@ func (t *Parser) text(b []byte) {
 		t.blanks = append(t.blanks, b[:n]...)
 		b = b[n:]
 	}
+}
+
+// endBlanks settles the held blanks at the end of the reply: after a
+// block they end the answer and are dropped; otherwise they are the
+// text's, as in the text format.
+func (t *Parser) endBlanks() {
+	if t.edge {
+		t.blanks = t.blanks[:0]
+		return
+	}
+	t.flushBlanks()
 }
 
 // flushBlanks sends the held blanks as answer text.
@@ -234,16 +257,16 @@ func (t *Parser) Close(emit transform.Emit) {
 	switch t.st {
 	case stBody:
 		t.tok.Close((*tokens)(t))
-		if t.st != stDead {
-			t.breakBlock(CodeUnterminatedToolCall, "the reply ended inside the tool call block")
-		}
+		t.breakBlock(CodeUnterminatedToolCall, "the reply ended inside the tool call block")
 	case stTrail:
+		// A closing marker cut off is the block's.
+		t.block = append(t.block, t.close[:t.np]...)
 		t.np = 0
 		if len(t.close) > 0 {
 			t.violation(CodeUnterminatedToolCall, t.blockOff,
 				"the reply ended before the block's closing marker; its call is complete and was kept")
 		}
-		t.endBlock()
+		t.endBlock(false)
 	}
 	if t.st == stText && t.np > 0 {
 		t.text(t.open[:t.np])
@@ -256,7 +279,7 @@ func (t *Parser) Close(emit transform.Emit) {
 	}
 	t.raw.Close(emit)
 	if t.st != stDead {
-		t.flushBlanks()
+		t.endBlanks()
 		t.closeAnswer()
 	}
 	t.st = stDead
@@ -280,18 +303,17 @@ func (t *Parser) violation(code string, off int64, detail string) {
 	t.emit(ev)
 }
 
-// fail ends the reply with a fatal error: the text of a block whose call
-// had not started is delivered first (a started call stays open: its
-// arguments were cut off), then the answer closes.
+// fail ends the reply with a fatal error: the text of the block being
+// read is delivered first (no call was started from it: a call is sent
+// whole at its block's end), then the answer closes.
 func (t *Parser) fail(code, msg string) {
 	if t.st == stDead {
 		return
 	}
-	if t.st != stText && !t.call.started {
-		t.flushBlanks()
+	if t.st != stText {
 		t.text(t.block)
 	}
-	t.flushBlanks()
+	t.endBlanks()
 	t.closeAnswer()
 	t.st = stDead
 	t.emit(transform.Event{Kind: transform.KindError, Code: code, Text: []byte(msg)})

@@ -123,6 +123,7 @@ func (p *Parser) topTag(id tagID, tag []byte, off int64) {
 		p.strayClose(tag, off)
 		return
 	}
+	p.dropSpace() // top-level whitespace held before a block is structural
 	p.closeStray()
 	p.skip(tag)
 	if b == blockFinal {

@@ -52,6 +52,7 @@ func (p *Parser) closeSections(report bool) {
 	}
 	switch p.st {
 	case stTop:
+		p.dropSpace()
 		p.closeStray()
 	case stThink:
 		p.emitKind(transform.KindReasoningEnd)

@@ -61,7 +61,10 @@
 // stand, reported as tag_too_long, and the scan goes on.
 //
 // Whitespace before the first tag and between blocks gives no events
-// (TM04, TM05). Text inside <think>, phase bodies and <final> is verbatim,
+// (TM04, TM05), except where it stands between answer text and top-level
+// text after it (after </final>, which a code sample inside <final> may
+// write early): there it is the answer's, so that the words on either
+// side of the markup are not glued together. Text inside <think>, phase bodies and <final> is verbatim,
 // leading and trailing newlines included, except the whitespace right
 // before a serp_queries comment, which goes with the comment (TM27). The
 // whitespace between <phase> and <title> (or the phase's first text) and

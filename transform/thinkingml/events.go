@@ -18,8 +18,11 @@ func (p *Parser) delta(k transform.Kind, b []byte) {
 		return
 	}
 	ev := transform.Event{Kind: k, Text: b}
-	if k == transform.KindPhaseDelta {
+	switch k {
+	case transform.KindPhaseDelta:
 		ev.Index = p.cur.phase
+	case transform.KindAnswerDelta:
+		p.cur.answered = true
 	}
 	p.emit(ev)
 }

@@ -82,6 +82,9 @@ type cursor struct {
 	stray bool
 	// finalDone: a </final> was seen, so later text is trailing_text.
 	finalDone bool
+	// answered: answer text was emitted, so whitespace at top level may
+	// stand between answer texts (topText).
+	answered bool
 	// phase is the id of the open (or, in stPhaseHead and stTitle, the
 	// announced) phase; implicit says it was opened by text outside any
 	// phase.

@@ -27,13 +27,21 @@ func (p *Parser) text(b []byte, off int64) {
 }
 
 // topText handles text outside every block. Whitespace there is
-// structural (TM04, TM05); anything else becomes answer text, so that a
-// reply that ignored the format still reaches the client, and is reported
-// once per run (TM25, TM33). The run ends at the next structural tag.
+// structural (TM04, TM05), except before text that follows answer text
+// (after </final>, a code sample's </final> in the answer among them):
+// there it is the answer's, held until the text shows that it is, so
+// that the words around the markup are not glued together (issue 22).
+// Anything else becomes answer text, so that a reply that ignored the
+// format still reaches the client, and is reported once per run (TM25,
+// TM33). The run ends at the next structural tag.
 func (p *Parser) topText(b []byte, off int64) {
 	if !p.cur.stray {
 		i := skipSpace(b)
-		p.skip(b[:i])
+		if p.cur.answered {
+			p.holdTopSpace(b[:i])
+		} else {
+			p.skip(b[:i])
+		}
 		if i == len(b) {
 			return
 		}
@@ -44,9 +52,26 @@ func (p *Parser) topText(b []byte, off int64) {
 		p.violation(code, off+int64(i), nil)
 		p.emitKind(transform.KindAnswerStart)
 		p.cur.stray = true
+		p.delta(transform.KindAnswerDelta, p.space)
+		p.space = p.space[:0]
 		b = b[i:]
 	}
 	p.delta(transform.KindAnswerDelta, b)
+}
+
+// holdTopSpace holds whitespace between answer text and what follows at
+// top level, in blocks of maxSpace bytes: a full block is dropped when
+// more whitespace arrives, so that the outcome depends only on the run's
+// length, not on how it was cut.
+func (p *Parser) holdTopSpace(ws []byte) {
+	for len(ws) > 0 {
+		if len(p.space) == cap(p.space) {
+			p.dropSpace()
+		}
+		n := min(cap(p.space)-len(p.space), len(ws))
+		p.space = append(p.space, ws[:n]...)
+		ws = ws[n:]
+	}
 }
 
 // closeStray ends the answer opened by stray top-level text.

@@ -154,6 +154,16 @@ var tmCases = []tmCase{
 		want: headEvs + `F"A" Q["q"] F}`},
 	{name: "TM33/trailing", chunks: []string{head + "A" + serpTail + "trailing"},
 		want: headEvs + `F"A" Q["q"] F} V(trailing_text@123) F{ F"trailing" F}`},
+	// Issue 22: a code sample's </final> ends the answer (as the contract
+	// allows); the whitespace between it and the text after it is the
+	// answer's, so that the closing fence is not glued to the code. At the
+	// end, or before a block, it is structural.
+	{name: "TM33/code_sample_final", chunks: []string{head + "Example:\n```xml\n<final>demo</final>\n", "```\n</final>\n"},
+		want: headEvs + `F"Example:\n` + "```" + `xml\n<final>demo" V(missing_serp_queries@94) F} V(trailing_text@103) F{ F"\n` + "```" + `\n" V(stray_close_tag@107:/final) F"</final>\n" F}`},
+	{name: "TM33/space_then_block", chunks: []string{head + "A" + serpTail + " \n", "<think>x</think> \n"},
+		want: headEvs + `F"A" Q["q"] F} V(block_order@125:think) R{ R"x" R}`},
+	{name: "TM33/before_first_answer", chunks: []string{"<think>x</think>\n\nHello <final>A</final>"},
+		want: `R{ R"x" R} V(unexpected_text@18) F{ F"Hello " F} V(missing_thinking@24) V(missing_phase@24) F{ F"A" V(missing_serp_queries@32) F}`},
 	// TM34: lenient: the bytes pass on, with invalid_utf8.
 	{name: "TM34", chunks: []string{head + "\xf0\x9f"},
 		want: headEvs + `V(invalid_utf8@67) F"\xf0\x9f" V(missing_serp_queries@69) F} V(unterminated_final@69)`},

@@ -1,6 +1,7 @@
 package thinktags
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/llmstream/llmstream/transform"
@@ -92,6 +93,15 @@ func TestFamilies(t *testing.T) {
 		{"Qwen/QwQ-32B-Preview", asText},
 		{"Qwen/Qwen3-235B-A22B-Thinking-2507", prefilled},
 		{"Qwen/Qwen3-8B", asText},
+		// Issue 22: the families served today whose template opens <think>.
+		{"Qwen/Qwen3.5-397B-A17B", prefilled},
+		{"qwen3.5:35b-a3b", prefilled},
+		{"deepseek-ai/DeepSeek-V3.2-Exp", prefilled},
+		{"MiniMaxAI/MiniMax-M2", prefilled},
+		{"deepseek-ai/DeepSeek-V3.1", asText},
+		{"zai-org/GLM-4.6", asText},
+		{"moonshotai/Kimi-K2-Thinking", asText},
+		{"openai/gpt-oss-120b", asText},
 		{"deepseek-chat", asText},
 		{"gpt-4o-mini", asText},
 		{"", asText},
@@ -102,6 +112,20 @@ func TestFamilies(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+	// A route adds a family by pattern (think_prefilled).
+	p := New(format.NewText(), transform.ThinkTagsAuto, false, transform.Limits{}).AddPrefilled([]*regexp.Regexp{regexp.MustCompile("(?i)acme-reasoner-v[0-9]")})
+	for model, want := range map[string]string{"ACME-Reasoner-V2-GGUF": prefilled, "acme-reasoner": asText, "": asText} {
+		p.Reset()
+		var evs []transform.Event
+		emit := func(ev transform.Event) { evs = append(evs, ev.Clone()) }
+		p.Routed(model)
+		p.Feed([]byte(reply), emit)
+		p.Close(emit)
+		norm, _ := transformtest.Normalize(evs)
+		if got := transformtest.Format(norm); got != want {
+			t.Errorf("route pattern, model %q: got %s, want %s", model, got, want)
+		}
 	}
 	// The model is known before the content or not at all.
 	if got := runSteps(transform.ThinkTagsAuto, []step{{content: "r"}, {routed: "deepseek-r1"}, {content: "</think>a"}}); got != `F{ F"r</think>a" F}` {

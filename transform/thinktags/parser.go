@@ -47,6 +47,7 @@
 package thinktags
 
 import (
+	"regexp"
 	"strconv"
 
 	"github.com/llmstream/llmstream/transform"
@@ -80,10 +81,11 @@ const (
 // Parser is the think-tags stage in front of a format parser. It
 // implements transform.Parser. The zero value is not usable: call New.
 type Parser struct {
-	inner transform.Parser
-	mode  transform.ThinkTags
-	owns  bool // the inner format's grammar owns <think>
-	max   int  // Limits.MaxBlockBytes, the bound of the reasoning copy
+	inner  transform.Parser
+	models []*regexp.Regexp // the route's think_prefilled patterns
+	mode   transform.ThinkTags
+	owns   bool // the inner format's grammar owns <think>
+	max    int  // Limits.MaxBlockBytes, the bound of the reasoning copy
 
 	emit    transform.Emit // the caller's, during Feed and Close
 	forward transform.Emit // the inner parser's events, bound once
@@ -126,22 +128,48 @@ func New(inner transform.Parser, mode transform.ThinkTags, owns bool, limits tra
 // Inner returns the format parser the stage feeds.
 func (t *Parser) Inner() transform.Parser { return t.inner }
 
+// NoteNativeCalls passes the pipeline's word that native tool calls
+// carried the reply to the format parser (transform.NativeCallsNoter).
+func (t *Parser) NoteNativeCalls() {
+	if n, ok := t.inner.(transform.NativeCallsNoter); ok {
+		n.NoteNativeCalls()
+	}
+}
+
 // Reset readies t for a new reply, and its format parser too.
 func (t *Parser) Reset() {
 	t.inner.Reset()
 	*t = Parser{
-		inner: t.inner, mode: t.mode, owns: t.owns, max: t.max, forward: t.forward,
+		inner: t.inner, mode: t.mode, owns: t.owns, max: t.max, forward: t.forward, models: t.models,
 		prefilled: t.mode == transform.ThinkTagsPrefilled,
 		copy:      t.copy[:0],
 	}
 }
 
+// AddPrefilled adds the route's model-name patterns (think_prefilled,
+// transform.ParserOptions.ThinkPrefilled) to the families that auto reads
+// as prefilled. It returns t.
+func (t *Parser) AddPrefilled(patterns []*regexp.Regexp) *Parser {
+	t.models = patterns
+	return t
+}
+
 // Routed tells the stage the model the upstream reported, before the
 // content: under auto, a family whose template opens <think> makes the
-// reply prefilled (Families).
+// reply prefilled (Families, and the route's patterns).
 func (t *Parser) Routed(model string) {
-	if t.mode == transform.ThinkTagsAuto && t.st == stInit && PrefillsThink(model) {
+	if t.mode != transform.ThinkTagsAuto || t.st != stInit {
+		return
+	}
+	if PrefillsThink(model) {
 		t.prefilled = true
+		return
+	}
+	for _, re := range t.models {
+		if model != "" && re.MatchString(model) {
+			t.prefilled = true
+			return
+		}
 	}
 }
 

@@ -18,6 +18,9 @@ import (
 //	TH{ TH}               thinking           P{1 "title"} P1"…" P1}   phase
 //	F{ F"…" F}            answer             Q["a","b"]        serp queries
 //	TC{0 id name} TA0"…" TC}0 {args}         tool call
+//	TC{0 id name*} …                        a call the gateway runs (Server)
+//	RUN0 PROG0(1/3 "msg") RES0(status "output")  a server call runs
+//	ROUND(2)                                 the next round of the turn
 //	C{"q" ["a"] "hint"}   clarify            A[…]              artifacts
 //	ROUTED(model,id)  U{…}  FIN(reason)  E(code)
 //	V(code@offset)  V(code@offset:detail)    violation, with its Text if any
@@ -68,7 +71,24 @@ func Token(ev transform.Event) string {
 	case transform.KindSerpQueries:
 		return "Q[" + quoteList(ev.List) + "]"
 	case transform.KindToolCallStart:
+		if ev.Server {
+			return fmt.Sprintf("TC{%d %s %s*}", ev.Index, ev.ID, ev.Name)
+		}
 		return fmt.Sprintf("TC{%d %s %s}", ev.Index, ev.ID, ev.Name)
+	case transform.KindToolRun:
+		return fmt.Sprintf("RUN%d", ev.Index)
+	case transform.KindToolProgress:
+		if ev.Tool == nil {
+			return fmt.Sprintf("PROG%d", ev.Index)
+		}
+		return fmt.Sprintf("PROG%d(%g/%g %q)", ev.Index, ev.Tool.Progress, ev.Tool.Total, ev.Tool.Message)
+	case transform.KindToolResult:
+		if ev.Tool == nil {
+			return fmt.Sprintf("RES%d", ev.Index)
+		}
+		return fmt.Sprintf("RES%d(%s %q)", ev.Index, ev.Tool.Status, ev.Tool.Output)
+	case transform.KindRoundStart:
+		return fmt.Sprintf("ROUND(%d)", ev.Index)
 	case transform.KindToolArgsDelta:
 		return fmt.Sprintf("TA%d%s", ev.Index, q(ev.Text))
 	case transform.KindToolCallEnd:

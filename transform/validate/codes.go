@@ -45,10 +45,3 @@ const (
 	// still broke a hard rule when the retries were spent.
 	CodeValidationFailed = "validation_failed"
 )
-
-// Reasons lists the failure codes that can cause a retry, for the bounded
-// label set of the retries metric.
-var Reasons = []string{
-	CodeUnknownTool, CodeToolArgsInvalid, CodeNotFinalResult, CodeArtifactWithoutEvidence,
-	CodeArtifactToolFailed, CodeClarifyWithoutQuestion, CodeExpectedArtifact,
-}

@@ -69,15 +69,22 @@ func Reason(fs []Failure) string {
 // Correction returns the user message that tells the model why its reply
 // was refused: the corrections of the failures, except those of the calls
 // for which skip reports true (their tool messages carry them), "" when
-// nothing is left.
-func Correction(fs []Failure, skip func(call int) bool) string {
+// nothing is left. shown says whether the user saw the refused reply (the
+// validate block's show_retries streams it): the model is told the truth
+// either way, so that it neither repeats what the user read as if it were
+// new nor refers to what the user never saw.
+func Correction(fs []Failure, skip func(call int) bool, shown bool) string {
 	var b strings.Builder
 	for _, f := range fs {
 		if !f.Retried() || f.Correction == "" || f.Call >= 0 && skip != nil && skip(f.Call) {
 			continue
 		}
 		if b.Len() == 0 {
-			b.WriteString("Your previous reply was not accepted, and the user did not see it.")
+			if shown {
+				b.WriteString("Your previous reply was not accepted. The user saw it, and sees your next reply after it as a new attempt.")
+			} else {
+				b.WriteString("Your previous reply was not accepted, and the user did not see it.")
+			}
 		}
 		b.WriteByte(' ')
 		b.WriteString(f.Correction)

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -120,6 +121,15 @@ type Evidence struct {
 	ArtifactCalls []string
 	// Artifacts counts the artifact tools' results that report no failure.
 	Artifacts int
+}
+
+// AddCall records a call to the artifact tool name, once per name: the
+// agent loop's own calls are evidence as the request's are (CONTRACT.md
+// §12).
+func (ev *Evidence) AddCall(name string) {
+	if !slices.Contains(ev.ArtifactCalls, name) {
+		ev.ArtifactCalls = append(ev.ArtifactCalls, name)
+	}
 }
 
 // String describes the evidence for tests and debugging.

@@ -171,11 +171,17 @@ func TestFailureHelpers(t *testing.T) {
 	if got := Codes(fs); got != "expected_artifact tool_args_invalid unknown_tool" {
 		t.Errorf("Codes = %q", got)
 	}
-	got := Correction(fs, func(call int) bool { return call == 1 })
+	got := Correction(fs, func(call int) bool { return call == 1 }, false)
 	if got != "Your previous reply was not accepted, and the user did not see it. soft. text." {
 		t.Errorf("Correction = %q", got)
 	}
-	if Correction(fs[:1], nil) != "" {
+	// With show_retries the user saw the refused reply, and the model is
+	// not told otherwise (issue 22).
+	got = Correction(fs, func(call int) bool { return call == 1 }, true)
+	if got != "Your previous reply was not accepted. The user saw it, and sees your next reply after it as a new attempt. soft. text." {
+		t.Errorf("Correction, shown = %q", got)
+	}
+	if Correction(fs[:1], nil, false) != "" {
 		t.Errorf("a notice made a correction")
 	}
 }

@@ -13,6 +13,19 @@ var aisdkFinishReasons = map[string]bool{
 	"stop": true, "length": true, "content-filter": true, "tool-calls": true, "error": true, "other": true,
 }
 
+// aisdkClient reads the AI SDK UI message stream. Its reasoning parts
+// carry every piece of reasoning as it came, with nothing added.
+var aisdkClient = &Client{
+	Protocol: "aisdk", Request: chatRequest, Missing: missingMessages,
+	Heartbeat: commentBeat, stream: checkAISDK,
+	CheckReasoning: func(seen Seen, found Found) error {
+		if all := strings.Join(found.Reasoning, ""); seen.Reasoning != all {
+			return fmt.Errorf("reasoning on the wire\n %q\nin the reply\n %q", seen.Reasoning, all)
+		}
+		return nil
+	},
+}
+
 // checkAISDK checks an AI SDK UI message stream, protocol v1, as the SDK's
 // processUIMessageStream reads it: data lines only (keep-alive comments
 // aside), each a JSON object of a chunk type the SDK knows; start first
@@ -23,7 +36,13 @@ var aisdkFinishReasons = map[string]bool{
 // tool-input-available (or -error), one start and one end per
 // toolCallId (a second would replace the first call's part); data parts
 // with data; then exactly one finish (with one of the SDK's finish
-// reasons) or error, and data: [DONE] right after it, last.
+// reasons) or error, and data: [DONE] right after it, last. A call to a
+// tool the gateway runs (CONTRACT.md §12) is a providerExecuted part: its
+// tool-output-available or tool-output-error completes a call whose input
+// is available, once (the SDK throws on an output for a call it has no
+// part for); data-tool-progress names a running call by its id;
+// finish-step comes with no part open and is followed by start-step or
+// the end (a step is a round).
 func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadSSE(out)
@@ -33,8 +52,9 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 	var answer, reasoning strings.Builder
 	open := map[string]bool{} // "text:"+id, "reasoning:"+id
 	used := map[string]bool{} // the same keys, ever started
-	tools := map[string]int{} // toolCallId: 1 started, 2 ended
+	tools := map[string]int{} // toolCallId: 1 started, 2 ended, 3 output
 	terminal, done := -1, false
+	stepEnded := false
 	chunks := 0
 	for i, e := range evs {
 		if e.Comment {
@@ -70,6 +90,10 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 		chunks++
 		id, _ := m["id"].(string)
 		callID, _ := m["toolCallId"].(string)
+		if stepEnded && typ != "start-step" && typ != "finish" && typ != "error" {
+			return fail("%s after finish-step: start-step or the end comes next", typ)
+		}
+		stepEnded = false
 		switch typ {
 		case "start":
 		case "text-start", "reasoning-start":
@@ -112,25 +136,46 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 		case "tool-input-available", "tool-input-error":
 			_, name := m["toolName"].(string)
 			_, input := m["input"]
-			if !name || !input || callID == "" || tools[callID] == 2 {
+			if !name || !input || callID == "" || tools[callID] >= 2 {
 				return fail("%s without toolName or input, or for call %q again", typ, callID)
 			}
 			if _, ok := m["errorText"].(string); typ == "tool-input-error" && !ok {
 				return fail("tool-input-error without errorText")
 			}
 			tools[callID] = 2
+			if m["providerExecuted"] != true { // the gateway runs the others
+				toolName, _ := m["toolName"].(string)
+				seen.ToolCalls = append(seen.ToolCalls, toolName)
+			}
+		case "tool-output-available", "tool-output-error":
+			if callID == "" || tools[callID] != 2 || m["providerExecuted"] != true {
+				return fail("%s for call %q, whose input is not available or which has its output, or not providerExecuted", typ, callID)
+			}
+			_, output := m["output"]
+			if _, text := m["errorText"].(string); typ == "tool-output-available" && !output || typ == "tool-output-error" && !text {
+				return fail("%s without its output or errorText", typ)
+			}
+			tools[callID] = 3
+		case "start-step":
+		case "finish-step":
+			if len(open) > 0 {
+				return fail("finish-step with parts still open: %v", open)
+			}
+			stepEnded = true
 		case "finish", "error":
 			terminal = i
 			if len(open) > 0 {
 				return fail("%s with parts still open: %v", typ, open)
 			}
 			if typ == "finish" {
-				if r, ok := m["finishReason"].(string); ok && !aisdkFinishReasons[r] {
+				r, ok := m["finishReason"].(string)
+				if ok && !aisdkFinishReasons[r] {
 					return fail("finish reason %q is not the SDK's", r)
 				}
+				seen.ToolUse = r == "tool-calls"
 			} else {
 				seen.Failed = true
-				if s, _ := m["errorText"].(string); s == "" {
+				if seen.Message, _ = m["errorText"].(string); seen.Message == "" {
 					return fail("error without errorText")
 				}
 			}
@@ -141,6 +186,12 @@ func checkAISDK(out []byte, _ transform.Meta) (Seen, error) {
 			data, ok := m["data"]
 			if !ok {
 				return fail("%s without data", typ)
+			}
+			if typ == "data-tool-progress" {
+				d, _ := data.(map[string]any)
+				if id == "" || tools[id] != 2 || d["toolCallId"] != id {
+					return fail("data-tool-progress for %q, which is no running call", id)
+				}
 			}
 			if typ == "data-violations" {
 				vs, _ := data.(map[string]any)

@@ -36,6 +36,22 @@ const (
 	posEnded           // after final_end
 )
 
+// jsonseqClient reads JSONSeq events. Of the reasoning it shows the
+// ThinkingML phases, as phase_delta; free reasoning (native, or <think>)
+// has no place in it (specs/001 §2), and an encoder that holds answer text
+// behind reasoning past max_block reports leaving the rest out.
+var jsonseqClient = &Client{
+	Protocol: "jsonseq", Request: chatRequest, Missing: missingMessages,
+	Codes: true, Heartbeat: namedBeat, stream: checkJSONSeq,
+	CheckReasoning: func(seen Seen, found Found) error {
+		all := strings.Join(found.Phases, "")
+		if found.LeftOut && !strings.HasPrefix(all, seen.Reasoning) || !found.LeftOut && seen.Reasoning != all {
+			return fmt.Errorf("phase text on the wire\n %q\nin the reply\n %q (left out: %v)", seen.Reasoning, all, found.LeftOut)
+		}
+		return nil
+	},
+}
+
 // checkJSONSeq checks a JSONSeq stream: the event order of specs/001 §2
 // (above) with the field rules of §1 and §6 (phase ids 1, 2, 3, … in
 // order, titles not empty, phase_delta for the phase last started,
@@ -44,7 +60,10 @@ const (
 // (CONTRACT.md §5), nothing but system events after final_end, and the
 // system events of specs/001 §3 as gymbro has them: completed only after
 // final_end, with reply_len the characters of the final_delta texts; an
-// error may end the stream anywhere.
+// error may end the stream anywhere. The agent loop (CONTRACT.md §12) adds
+// the extra events tool_progress and tool_result, for a server call's
+// tool_call (one with a server field) before them, the result once, and
+// round_start {round: 2, 3, …}, all before final_end.
 func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadGymBroSSE(out, meta)
@@ -54,6 +73,8 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 	var answer, reasoning strings.Builder
 	pos, phase, state := posStart, 0, -1
 	terminal := false
+	serverCalls := map[string]int{} // id: 1 called, 2 resulted
+	round := 1.0
 	for i, e := range evs {
 		m := e.Fields
 		fail := func(format string, args ...any) (Seen, error) {
@@ -134,6 +155,35 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 			if err := checkExtra(e.Name, m); err != nil {
 				return fail("%v", err)
 			}
+			if _, ok := m["server"]; ok && e.Name == "tool_call" {
+				id := m["id"].(string)
+				if serverCalls[id] != 0 {
+					return fail("server call %q twice", id)
+				}
+				serverCalls[id] = 1
+			} else if e.Name == "tool_call" {
+				name, _ := m["name"].(string)
+				seen.ToolCalls = append(seen.ToolCalls, name)
+			}
+		case "tool_progress", "tool_result":
+			id, _ := m["id"].(string)
+			if pos == posEnded || serverCalls[id] != 1 {
+				return fail("for %q, which is no running server call, or after final_end", id)
+			}
+			if _, ok := m["name"].(string); !ok {
+				return fail("no name")
+			}
+			if e.Name == "tool_result" {
+				if _, ok := m["output"].(string); !ok || m["status"] != "completed" && m["status"] != "error" {
+					return fail("status %v, output %v", m["status"], m["output"])
+				}
+				serverCalls[id] = 2
+			}
+		case "round_start":
+			if pos == posEnded || m["round"] != round+1 {
+				return fail("round %v after round %v, or after final_end", m["round"], round)
+			}
+			round++
 		case "status":
 			if err := nextState(&state, m["state"]); err != nil {
 				return fail("%v", err)
@@ -147,12 +197,12 @@ func checkJSONSeq(out []byte, meta transform.Meta) (Seen, error) {
 			if n := float64(utf8.RuneCountInString(answer.String())); m["reply_len"] != n {
 				return fail("reply_len %v, want %v", m["reply_len"], n)
 			}
-			if seen.Violations, err = violations(m); err != nil {
+			if seen.Violations, seen.ToolUse, err = violations(m); err != nil {
 				return seen, err
 			}
 		case "error":
-			terminal, seen.Failed = true, true
-			if err := checkError(m); err != nil {
+			terminal = true
+			if err := checkError(m, &seen); err != nil {
 				return seen, err
 			}
 		default:

@@ -9,6 +9,16 @@ import (
 	"github.com/llmstream/llmstream/transform/encodertest"
 )
 
+// openaiClient reads chat completions as the OpenAI SDKs do: streamed
+// chunks, or one chat.completion when the request said "stream": false.
+// reasoning_content shows the reasoning, with paragraph breaks between
+// sections.
+var openaiClient = &Client{
+	Protocol: "openai", Request: chatRequest, Missing: missingMessages,
+	Codes: true, Heartbeat: commentBeat, CheckReasoning: reasoningInOrder,
+	stream: checkOpenAI, body: checkCompletion,
+}
+
 // checkOpenAI checks a chat completion as the OpenAI API sends it and the
 // official SDKs read it: with meta.Stream, SSE data lines of
 // chat.completion.chunk objects then data: [DONE], or an error object
@@ -63,10 +73,11 @@ func checkOpenAI(out []byte, meta transform.Meta) (Seen, error) {
 			return seen, err
 		}
 		if ev, ok := m["error"]; ok {
-			if err := checkErrorObject(ev); err != nil {
+			failed, err := errorObject(ev)
+			if err != nil {
 				return fail("%v", err)
 			}
-			seen.Failed = true
+			seen.Failed, seen.Code, seen.Message = true, failed.Code, failed.Message
 			continue
 		}
 		if m["object"] != "chat.completion.chunk" {
@@ -111,11 +122,11 @@ func checkOpenAI(out []byte, meta transform.Meta) (Seen, error) {
 		if s, ok := delta["reasoning_content"].(string); ok {
 			reasoning.WriteString(s)
 		}
-		if err := checkToolFragments(delta["tool_calls"], tools, ids); err != nil {
+		if err := checkToolFragments(delta["tool_calls"], tools, ids, &seen.ToolCalls); err != nil {
 			return fail("%v", err)
 		}
 		if r, ok := c["finish_reason"].(string); ok && r != "" {
-			finished = true
+			finished, seen.ToolUse = true, r == "tool_calls"
 		}
 	}
 	if !done && !seen.Failed {
@@ -125,8 +136,9 @@ func checkOpenAI(out []byte, meta transform.Meta) (Seen, error) {
 	return seen, nil
 }
 
-// checkToolFragments checks the tool_calls of one delta (see checkOpenAI).
-func checkToolFragments(v any, tools map[float64]string, ids map[string]bool) error {
+// checkToolFragments checks the tool_calls of one delta (see checkOpenAI)
+// and appends the name of each new call to names.
+func checkToolFragments(v any, tools map[float64]string, ids map[string]bool, names *[]string) error {
 	if v == nil {
 		return nil
 	}
@@ -161,21 +173,10 @@ func checkToolFragments(v any, tools map[float64]string, ids map[string]bool) er
 				return fmt.Errorf("tool call id %q used twice", id)
 			}
 			tools[idx], ids[id] = id, true
+			*names = append(*names, name)
 		case hasID && id != known:
 			return fmt.Errorf("tool call %v changes its id", idx)
 		}
-	}
-	return nil
-}
-
-// checkErrorObject checks an OpenAI error object's error member.
-func checkErrorObject(v any) error {
-	o, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("error is not an object")
-	}
-	if s, _ := o["message"].(string); s == "" {
-		return fmt.Errorf("error without a message")
 	}
 	return nil
 }
@@ -210,8 +211,7 @@ func checkCompletion(out []byte) (Seen, error) {
 		return seen, fmt.Errorf("not one JSON object: %v", err)
 	}
 	if c.Error != nil {
-		seen.Failed = true
-		return seen, checkErrorObject(c.Error)
+		return errorObject(c.Error)
 	}
 	if c.Object != "chat.completion" || c.ID == "" || len(c.Choices) != 1 || c.Choices[0].Index != 0 {
 		return seen, fmt.Errorf("not a chat.completion with one choice: %s", out)
@@ -229,7 +229,9 @@ func checkCompletion(out []byte) (Seen, error) {
 			return seen, fmt.Errorf("tool call without id, type function or name, or with an id used twice")
 		}
 		ids[t.ID] = true
+		seen.ToolCalls = append(seen.ToolCalls, t.Function.Name)
 	}
+	seen.ToolUse = ch.FinishReason == "tool_calls"
 	if ch.Message.Content != nil {
 		seen.Answer = *ch.Message.Content
 	}

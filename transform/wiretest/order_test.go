@@ -9,6 +9,7 @@ import (
 	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
@@ -21,7 +22,7 @@ import (
 // of transformtest.Format.
 type wireParser struct {
 	format   format.Name
-	protocol *pipeline.Protocol
+	protocol *protocol.Protocol
 	limits   transform.Limits
 	decode   func(encodertest.SSEEvent) ([]transform.Event, error)
 
@@ -308,7 +309,7 @@ func TestOrderClasses(t *testing.T) {
 			want   string
 		}{{"jsonseq", decodeJSONSeq, tc.jsonseq}, {"skillpet", decodeSkillpet, tc.skillpet}} {
 			t.Run(tc.name+"/"+proto.name, func(t *testing.T) {
-				pr, ok := pipeline.LookupProtocol(proto.name)
+				pr, ok := protocol.Lookup(proto.name)
 				if !ok {
 					t.Fatalf("no protocol %s", proto.name)
 				}

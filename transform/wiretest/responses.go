@@ -20,6 +20,31 @@ type respItem struct {
 	openParts, openSummaries   map[int]bool
 	argsDone                   bool
 	text, reasoning, arguments strings.Builder
+	// running and outcome follow an mcp_call (a call to a tool the
+	// gateway runs, CONTRACT.md §12): response.mcp_call.in_progress, then
+	// "completed" or "failed".
+	running bool
+	outcome string
+}
+
+// responsesClient reads the Responses API as the OpenAI SDKs do (Codex
+// CLI, the Agents SDK), and sends a request with a hosted tool, which a
+// chat-completions upstream has no counterpart for: the route leaves it
+// out. A reasoning item holds free reasoning as content and phases as
+// summary parts, so each kind keeps its own order. A response has no
+// finish reason: its function_call items are the client's to run.
+var responsesClient = &Client{
+	Protocol: "responses", RequestFormat: "responses",
+	Request: `{"model":"client-model","input":"hi","tools":[{"type":"web_search"}],"stream":true}`,
+	Missing: [3]string{`{"model":"m","stream":true}`, "missing_input", "input"},
+	LeftOut: "tool:web_search", Codes: true, Heartbeat: commentBeat,
+	CheckReasoning: func(seen Seen, found Found) error {
+		if !inOrder(seen.Reasoning, found.Native) || !inOrder(seen.Reasoning, found.Phases) {
+			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q\n %q", seen.Reasoning, found.Native, found.Phases)
+		}
+		return nil
+	},
+	stream: checkResponses, body: checkResponseObject,
 }
 
 // checkResponses checks an OpenAI Responses API response as the API
@@ -33,8 +58,13 @@ type respItem struct {
 // only into an open function_call item; an item done only when its parts
 // are; then exactly one terminal event, response.completed or
 // response.incomplete (every item done) or response.failed followed by
-// the error event; call ids unique; then data: [DONE]. Without meta.Stream, one Response
-// object, or one error object.
+// the error event; call ids unique; then data: [DONE]. A call to a tool the gateway runs
+// (CONTRACT.md §12) is an mcp_call item: its arguments stream only until
+// response.mcp_call_arguments.done, response.mcp_call.in_progress comes
+// after them, once, then response.mcp_call.completed or .failed, and its
+// output_item.done says the same (output when completed, error when
+// failed), or is incomplete when it never ran. Without meta.Stream, one
+// Response object, or one error object.
 func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	if !meta.Stream {
 		return checkResponseObject(out)
@@ -151,6 +181,15 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 					return fail("function_call without a name, or call_id %q empty or used before", ri.callID)
 				}
 				calls[ri.callID] = true
+				seen.ToolCalls = append(seen.ToolCalls, name)
+			}
+			if ri.typ == "mcp_call" {
+				name, _ := it["name"].(string)
+				_, label := it["server_label"].(string)
+				if !strings.HasPrefix(ri.id, "mcp_") || calls[ri.id] || name == "" || !label || it["arguments"] != "" {
+					return fail("mcp_call without a name or server_label, with arguments, or id %q not mcp_… or used before", ri.id)
+				}
+				calls[ri.id] = true
 			}
 			items = append(items, ri)
 		case "response.content_part.added", "response.reasoning_summary_part.added":
@@ -220,6 +259,30 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 			}
 			d, _ := m["delta"].(string)
 			it.arguments.WriteString(d)
+		case "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done":
+			it, err := item()
+			if err != nil || it.typ != "mcp_call" || it.argsDone {
+				return fail("arguments for output %v, which is no mcp_call streaming them (%v)", m["output_index"], err)
+			}
+			if typ == "response.mcp_call_arguments.done" {
+				if m["arguments"] != it.arguments.String() {
+					return fail("arguments %v, the deltas said %q", m["arguments"], it.arguments.String())
+				}
+				it.argsDone = true
+				break
+			}
+			d, _ := m["delta"].(string)
+			it.arguments.WriteString(d)
+		case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+			it, err := item()
+			if err != nil || it.typ != "mcp_call" || !it.argsDone || it.outcome != "" ||
+				(typ == "response.mcp_call.in_progress") == it.running {
+				return fail("for output %v out of turn: an mcp_call runs after its arguments are done, then ends once (%v)", m["output_index"], err)
+			}
+			it.running = true
+			if typ != "response.mcp_call.in_progress" {
+				it.outcome = strings.TrimPrefix(typ, "response.mcp_call.")
+			}
 		case "response.output_item.done":
 			it, err := item()
 			if err != nil {
@@ -228,12 +291,18 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 			if len(it.openParts) > 0 || len(it.openSummaries) > 0 {
 				return fail("output item done with parts still open")
 			}
+			if it.typ == "mcp_call" {
+				if err := checkMCPDone(it, m["item"]); err != nil {
+					return fail("%v", err)
+				}
+			}
 			it.done = true
 		case "error":
 			if terminal != "response.failed" {
 				return fail("error without response.failed before it")
 			}
-			if msg, _ := m["message"].(string); msg == "" {
+			seen.Code, _ = m["code"].(string)
+			if seen.Message, _ = m["message"].(string); seen.Message == "" {
 				return fail("error without a message")
 			}
 			errorSent = true
@@ -250,7 +319,34 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 		reasoning.WriteString(it.reasoning.String())
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	return seen, nil
+}
+
+// checkMCPDone checks the item of an mcp_call's output_item.done: its
+// arguments are the streamed ones, and it is completed with an output or
+// failed with an error as its outcome event said, or incomplete (neither)
+// when it never ran.
+func checkMCPDone(it *respItem, v any) error {
+	done, _ := v.(map[string]any)
+	_, output := done["output"].(string)
+	_, failure := done["error"].(map[string]any)
+	_, failureText := done["error"].(string)
+	switch {
+	case !it.argsDone || done["arguments"] != it.arguments.String():
+		return fmt.Errorf("mcp_call done without its arguments done, or with others: %v", done)
+	case it.outcome == "" && !it.running:
+		if done["status"] != "incomplete" || done["output"] != nil || done["error"] != nil {
+			return fmt.Errorf("mcp_call done without running, not incomplete: %v", done)
+		}
+	case done["status"] != it.outcome:
+		return fmt.Errorf("mcp_call done %v after response.mcp_call.%s", done["status"], it.outcome)
+	case it.outcome == "completed" && (!output || done["error"] != nil):
+		return fmt.Errorf("completed mcp_call without an output, or with an error: %v", done)
+	case it.outcome == "failed" && (!failure && !failureText || done["output"] != nil):
+		return fmt.Errorf("failed mcp_call without an error, or with an output: %v", done)
+	}
+	return nil
 }
 
 // checkResponseObject checks one Response object (or an error object)
@@ -264,6 +360,8 @@ func checkResponseObject(out []byte) (Seen, error) {
 		Error  any    `json:"error"`
 		Output []struct {
 			Type    string `json:"type"`
+			ID      string `json:"id"`
+			Status  string `json:"status"`
 			CallID  string `json:"call_id"`
 			Name    string `json:"name"`
 			Content []struct {
@@ -279,8 +377,7 @@ func checkResponseObject(out []byte) (Seen, error) {
 		return seen, fmt.Errorf("not one JSON object: %v", err)
 	}
 	if r.Object == "" && r.Error != nil {
-		seen.Failed = true
-		return seen, checkErrorObject(r.Error)
+		return errorObject(r.Error)
 	}
 	if r.Object != "response" || r.ID == "" || r.Status == "" {
 		return seen, fmt.Errorf("not a Response: %s", out)
@@ -305,8 +402,15 @@ func checkResponseObject(out []byte) (Seen, error) {
 				return seen, fmt.Errorf("function_call without a name, or call_id %q empty or used twice", it.CallID)
 			}
 			calls[it.CallID] = true
+			seen.ToolCalls = append(seen.ToolCalls, it.Name)
+		case "mcp_call":
+			if it.ID == "" || calls[it.ID] || it.Name == "" || it.Status != "completed" && it.Status != "failed" && it.Status != "incomplete" {
+				return seen, fmt.Errorf("mcp_call without a name or an outcome, or id %q empty or used twice", it.ID)
+			}
+			calls[it.ID] = true
 		}
 	}
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
 	return seen, nil
 }

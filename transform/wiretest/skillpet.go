@@ -17,11 +17,31 @@ var skillpetShapes = map[string]string{
 	"status":              "message",
 	"round_start":         "round",
 	"tool_start":          "id name label ? args agentId",
+	"tool_result":         "id name label mode status message ? options",
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
 	"done":                "conversationId",
 	"error":               "message",
+}
+
+// skillpetClient reads skillpet SSE and sends the skillpet POST /stream
+// body (specs/002 §2.3), whose errors are {"error": CODE, "message": …}:
+// every failure before the stream as CHAT_FAILED, a bad request as
+// MISSING_PARAMS or its upper-case code. Its thinking events show the
+// reasoning, phases under their titles.
+var skillpetClient = &Client{
+	Protocol: "skillpet", Request: `{"projectId":"p1","message":"hi"}`, RequestFormat: "skillpet",
+	Missing:     [3]string{`{"message":"hi"}`, "MISSING_PARAMS", "projectId"},
+	RefusalCode: func(string) string { return "CHAT_FAILED" },
+	ErrorCode: func(code string) string {
+		if code == "invalid_json" { // specs/002 §2.3 knows no other 400
+			return "MISSING_PARAMS"
+		}
+		return strings.ToUpper(code)
+	},
+	Heartbeat: commentBeat, CheckReasoning: reasoningInOrder,
+	stream: checkSkillpet, body: readFlatError,
 }
 
 // checkSkillpet checks a skillpet stream (specs/002 §3): every event one
@@ -34,7 +54,9 @@ var skillpetShapes = map[string]string{
 // "标志思考阶段结束，后续 token 为正式回复"), and no thinking follows
 // thinking_done or the reply (CONTRACT.md §7). status and
 // tool_args_heartbeat may come anywhere. tool_start ids are unique: the
-// client matches tool_result to them.
+// client matches tool_result to them, so a tool_result (§3.3: mode auto,
+// interactive or ask_user; status completed, error or awaiting_user) is
+// for a tool_start before it, once, and is part of the reply like it.
 func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 	var seen Seen
 	evs, err := encodertest.ReadSSE(out)
@@ -44,7 +66,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 	var answer, reasoning strings.Builder
 	thinking, thinkingDone, replied := false, false, false
 	round := 1.0
-	tools := map[string]bool{}
+	tools, results := map[string]bool{}, map[string]bool{}
 	terminal := false
 	for i, e := range evs {
 		if e.Comment {
@@ -91,7 +113,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 				return fail("thinking_done without thinking before it, or twice")
 			}
 			thinkingDone = true
-		case "token", "tool_start", "ask_user", "resource":
+		case "token", "tool_start", "tool_result", "ask_user", "resource":
 			if err := endThinking(); err != nil {
 				return fail("%v", err)
 			}
@@ -109,15 +131,34 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 					return fail("tool_start id %q empty or repeated", id)
 				}
 				tools[id] = true
+				name, _ := m["name"].(string)
+				seen.ToolCalls = append(seen.ToolCalls, name)
 				if args, ok := m["args"]; ok {
 					if _, ok := args.(map[string]any); !ok {
 						return fail("args is no object")
+					}
+				}
+			case "tool_result":
+				id, _ := m["id"].(string)
+				if !tools[id] || results[id] {
+					return fail("tool_result for %q, which had no tool_start, or twice", id)
+				}
+				results[id] = true
+				mode, status := m["mode"], m["status"]
+				if mode != "auto" && mode != "interactive" && mode != "ask_user" ||
+					status != "completed" && status != "error" && status != "awaiting_user" {
+					return fail("mode %v status %v", mode, status)
+				}
+				for _, k := range []string{"name", "label", "message"} {
+					if _, ok := m[k].(string); !ok {
+						return fail("%s is no string", k)
 					}
 				}
 			case "ask_user":
 				if err := checkQuestions(m["questions"]); err != nil {
 					return fail("%v", err)
 				}
+				seen.ToolCalls = append(seen.ToolCalls, "ask_user")
 			}
 		case "round_start":
 			if n, _ := m["round"].(float64); n != round+1 {
@@ -135,7 +176,9 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 		case "status":
 		case "done", "error":
 			terminal = true
-			seen.Failed = e.Name == "error"
+			if seen.Failed = e.Name == "error"; seen.Failed {
+				seen.Message, _ = m["message"].(string)
+			}
 			if err := endThinking(); err != nil {
 				return fail("%v", err)
 			}
@@ -150,6 +193,7 @@ func checkSkillpet(out []byte, _ transform.Meta) (Seen, error) {
 		return seen, fmt.Errorf("no done or error")
 	}
 	seen.Answer, seen.Reasoning = answer.String(), reasoning.String()
+	seen.ToolUse = len(seen.ToolCalls) > 0
 	return seen, nil
 }
 
@@ -176,7 +220,9 @@ func checkFields(m map[string]any, shape string) error {
 
 // checkQuestions checks ask_user's questions (specs/002 §3.4
 // AskUserQuestion): id and prompt strings, options {id, label} that may be
-// empty only when allowFreeText is true.
+// empty only when allowFreeText is true. A clarification's question may
+// carry its frontend hint (specs/004 §7.2 ClarifyPayload.hint), a string
+// that a component following specs/002 ignores.
 func checkQuestions(v any) error {
 	qs, ok := v.([]any)
 	if !ok {
@@ -187,8 +233,13 @@ func checkQuestions(v any) error {
 		if !ok {
 			return fmt.Errorf("a question is not an object")
 		}
-		if err := checkFields(m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder"); err != nil {
+		if err := checkFields(m, "id prompt options ? allowMultiple allowFreeText freeTextPlaceholder hint"); err != nil {
 			return fmt.Errorf("question: %v", err)
+		}
+		if h, ok := m["hint"]; ok {
+			if _, isStr := h.(string); !isStr || m["id"] != "clarify" {
+				return fmt.Errorf("question: a hint that is not a clarification's string: %v", m)
+			}
 		}
 		_, id := m["id"].(string)
 		_, prompt := m["prompt"].(string)

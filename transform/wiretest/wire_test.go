@@ -16,20 +16,21 @@ import (
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/pipeline"
+	"github.com/llmstream/llmstream/transform/protocol"
 	"github.com/llmstream/llmstream/transform/transformtest"
 	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // The property (CONTRACT.md §7): for every reply, in every format and
 // every protocol, the client receives what its protocol's rules allow
-// (wiretest.Check, written from each protocol's document), and nothing
+// (each protocol's wiretest.Client, written from its document), and nothing
 // the model wrote for the user vanishes: the answer text the client
-// assembles is the answer text the format parser found (gymbro's reply is
-// the raw reply), and the reasoning a protocol carries is the reasoning
-// found, in order, unless the protocol reported leaving some out.
+// assembles is the answer text the format parser found (the raw reply
+// for a RawAnswer protocol), and the reasoning a protocol carries is what
+// its client's CheckReasoning expects of the reasoning found.
 //
 // A reply runs through the real pipeline: the format table's parser
-// (format.Formats) and the protocol table's encoder (pipeline.Protocols),
+// (format.Formats) and the protocol table's encoder (protocol.Protocols),
 // fed an upstream SSE stream whose content deltas are the reply cut where
 // the input says, with native reasoning and tool-call deltas mixed in.
 
@@ -112,7 +113,7 @@ func (r *recorder) AppendEvent(dst []byte, ev transform.Event) []byte {
 // run streams u through the pipeline of format f and protocol pr and
 // returns what the client received, the events the encoder was given, the
 // stream's Meta and the encoder.
-func run(t testing.TB, f *format.Format, pr *pipeline.Protocol, u upstream, stream bool, limits transform.Limits) ([]byte, []transform.Event, transform.Meta, transform.Encoder) {
+func run(t testing.TB, f *format.Format, pr *protocol.Protocol, u upstream, stream bool, limits transform.Limits) ([]byte, []transform.Event, transform.Meta, transform.Encoder) {
 	t.Helper()
 	clock := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	meta := transform.Meta{
@@ -140,8 +141,12 @@ func run(t testing.TB, f *format.Format, pr *pipeline.Protocol, u upstream, stre
 
 // checkWire checks one stream of protocol pr: its rules, and that nothing
 // the model wrote vanished (see the property above).
-func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta transform.Meta, enc transform.Encoder) error {
-	seen, err := wiretest.Check(pr.Name, out, meta)
+func checkWire(pr *protocol.Protocol, out []byte, evs []transform.Event, meta transform.Meta, enc transform.Encoder) error {
+	c, err := wiretest.For(pr.Name)
+	if err != nil {
+		return err
+	}
+	seen, err := c.Read(out, meta)
 	if err != nil {
 		return err
 	}
@@ -149,7 +154,7 @@ func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta tr
 		return nil // one error object instead of the completion
 	}
 	var raw, answer strings.Builder
-	var reasoning, native, phases []string
+	var found wiretest.Found
 	for _, ev := range evs {
 		// The upstream's strings are whole characters, so a text event
 		// cut inside one is the parser's doing; every protocol encodes
@@ -164,72 +169,32 @@ func checkWire(pr *pipeline.Protocol, out []byte, evs []transform.Event, meta tr
 		case transform.KindAnswerDelta:
 			answer.Write(ev.Text)
 		case transform.KindReasoningDelta:
-			reasoning = append(reasoning, string(ev.Text))
-			native = append(native, string(ev.Text))
+			found.Reasoning = append(found.Reasoning, string(ev.Text))
+			found.Native = append(found.Native, string(ev.Text))
 		case transform.KindPhaseDelta:
-			reasoning = append(reasoning, string(ev.Text))
-			phases = append(phases, string(ev.Text))
+			found.Reasoning = append(found.Reasoning, string(ev.Text))
+			found.Phases = append(found.Phases, string(ev.Text))
 		}
 	}
 	want := answer.String()
-	if pr.Name == "gymbro" {
+	if c.RawAnswer {
 		want = raw.String()
 	}
 	if seen.Answer != want {
 		return fmt.Errorf("the client got the answer\n %q\nthe reply had\n %q", seen.Answer, want)
 	}
-	leftOut := false
 	if r, ok := enc.(transform.Repairer); ok {
 		codes, n := r.Repairs()
-		leftOut = n > len(codes) || slices.Contains(codes, transform.CodeReasoningLeftOut)
+		found.LeftOut = n > len(codes) || slices.Contains(codes, transform.CodeReasoningLeftOut)
 	}
-	switch pr.Name {
-	case "jsonseq":
-		all := strings.Join(phases, "")
-		if leftOut && !strings.HasPrefix(all, seen.Reasoning) || !leftOut && seen.Reasoning != all {
-			return fmt.Errorf("phase text on the wire\n %q\nin the reply\n %q (left out: %v)", seen.Reasoning, all, leftOut)
-		}
-	case "aisdk":
-		if all := strings.Join(reasoning, ""); seen.Reasoning != all {
-			return fmt.Errorf("reasoning on the wire\n %q\nin the reply\n %q", seen.Reasoning, all)
-		}
-	case "skillpet", "openai":
-		// Titles and paragraph breaks are added: each piece of reasoning
-		// must appear, in order.
-		if !leftOut && !inOrder(seen.Reasoning, reasoning) {
-			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q", seen.Reasoning, reasoning)
-		}
-	case "anthropic":
-		// Reasoning goes out only when the request turned thinking on,
-		// which these requests do not (a choice of the protocol, like
-		// jsonseq's for free reasoning): nothing to compare.
-	case "responses":
-		// A reasoning item holds free reasoning as content and phases as
-		// summary parts, so each kind keeps its own order.
-		if !inOrder(seen.Reasoning, native) || !inOrder(seen.Reasoning, phases) {
-			return fmt.Errorf("reasoning on the wire\n %q\nlacks some of\n %q\n %q", seen.Reasoning, native, phases)
-		}
-	}
-	return nil
-}
-
-// inOrder reports whether every part occurs in s, each after the last.
-func inOrder(s string, parts []string) bool {
-	for _, p := range parts {
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(p):]
-	}
-	return true
+	return c.CheckReasoning(seen, found)
 }
 
 // checkAll runs u through every format × protocol and checks each stream.
 func checkAll(t testing.TB, u upstream, limits transform.Limits) {
 	t.Helper()
 	for _, f := range format.Formats() {
-		for _, pr := range pipeline.Protocols() {
+		for _, pr := range protocol.Protocols() {
 			streams := []bool{true}
 			if pr.ClientChoosesStream {
 				streams = append(streams, false)
@@ -251,12 +216,12 @@ func checkAll(t testing.TB, u upstream, limits transform.Limits) {
 // max_tool_calls: CONTRACT.md §7).
 var tight = transform.Limits{MaxBlockBytes: 48, MaxTagBytes: 20, MaxKeyBytes: 16, MaxDepth: 6, MaxToolCalls: 3}
 
-// TestEveryProtocolHasAChecker makes a new protocol row come with a
-// checker of its rules.
-func TestEveryProtocolHasAChecker(t *testing.T) {
-	for _, pr := range pipeline.Protocols() {
-		if !wiretest.Has(pr.Name) {
-			t.Errorf("protocol %s has no wiretest checker", pr.Name)
+// TestEveryProtocolHasAClient makes a new protocol row come with a client
+// that reads it by its rules.
+func TestEveryProtocolHasAClient(t *testing.T) {
+	for _, pr := range protocol.Protocols() {
+		if _, err := wiretest.For(pr.Name); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -1,4 +1,15 @@
-package pipeline
+// Package protocol is the protocol table (CONTRACT.md §5): one row per
+// client protocol, with everything the rest of llmstream knows of it. The
+// configuration resolves a route's protocol and request format here, the
+// Caddy handler opens, refuses and ends streams by the row, and the tests
+// and benchmarks iterate the rows. It also holds the refusal policy
+// (refusal.go): how a request fails when its upstream's reply cannot be
+// streamed (CONTRACT.md §6).
+//
+// The package imports every protocol's package and is imported by none of
+// them, so the arrows between the protocols, request shaping and the
+// pipeline all point one way.
+package protocol
 
 import (
 	"github.com/llmstream/llmstream/transform"
@@ -122,8 +133,8 @@ var protocols = []*Protocol{
 // shared and must not be modified.
 func Protocols() []*Protocol { return protocols }
 
-// LookupProtocol returns the row named name.
-func LookupProtocol(name string) (*Protocol, bool) {
+// Lookup returns the row named name.
+func Lookup(name string) (*Protocol, bool) {
 	for _, p := range protocols {
 		if p.Name == name {
 			return p, true

@@ -1,4 +1,4 @@
-package pipeline
+package protocol
 
 import (
 	"encoding/json"

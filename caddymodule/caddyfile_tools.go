@@ -1,0 +1,164 @@
+package caddymodule
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/llmstream/llmstream/caddymodule/internal/cfargs"
+	"github.com/llmstream/llmstream/config"
+)
+
+// parseTools reads llm_stream's tools option in either form: `tools
+// <file>` (a file of tool definitions, repeatable) or the block of the MCP
+// servers llmstream runs (CONTRACT.md §12):
+//
+//	tools {
+//		mcp <name> {
+//			command <program> [<args>...]
+//			env     <KEY> <value>          # repeatable
+//			url     <http(s)://…>
+//			header  <Name> <value>         # repeatable
+//			builtin demo
+//			allow   <tool>...              # repeatable
+//			label   <tool> <text>          # repeatable
+//			approve <tool>...              # repeatable
+//			prefix  <text>
+//			timeout <duration>
+//		}
+//		max_rounds       <n>
+//		max_result_bytes <size>
+//	}
+func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
+	if d.NextArg() {
+		f := d.Val()
+		if d.NextArg() {
+			return d.Errf("tools: one file per line (got %q and more)", f)
+		}
+		r.Tools = append(r.Tools, f)
+		return nil
+	}
+	// Neither a file nor a block on the same line.
+	line := d.Line()
+	if !d.Next() {
+		return d.Errf("tools: missing value (a file, or a block of mcp servers)")
+	}
+	open := d.Val() == "{" && d.Line() == line
+	d.Prev()
+	if !open {
+		return d.Errf("tools: missing value (a file, or a block of mcp servers)")
+	}
+	if r.ToolServers != nil {
+		return d.Errf("tools: the server block is specified more than once")
+	}
+	ts := new(config.ToolServers)
+	r.ToolServers = ts
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		if name != "mcp" && seen[name] {
+			return d.Errf("tools: %s: specified more than once", name)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "mcp":
+			var m config.MCPServer
+			if m, err = parseMCP(d); err == nil {
+				ts.MCP = append(ts.MCP, m)
+			}
+		case "max_rounds":
+			err = cfargs.Int(d, &ts.MaxRounds)
+		case "max_result_bytes":
+			err = cfargs.Size(d, &ts.MaxResultBytes)
+		default:
+			return d.Errf("unrecognized tools option %q (want mcp, max_rounds or max_result_bytes)", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseMCP reads one `mcp <name> { … }` block.
+func parseMCP(d *caddyfile.Dispenser) (config.MCPServer, error) {
+	var m config.MCPServer
+	if !d.NextArg() {
+		return m, d.Errf("mcp: missing server name (mcp <name> { … })")
+	}
+	m.Name = d.Val()
+	if d.NextArg() {
+		return m, d.Errf("mcp %s: options go in a block", m.Name)
+	}
+	seen := map[string]bool{}
+	transport := ""
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		repeatable := opt == "env" || opt == "header" || opt == "allow" || opt == "label" || opt == "approve"
+		if seen[opt] && !repeatable {
+			return m, d.Errf("mcp %s: %s: specified more than once", m.Name, opt)
+		}
+		seen[opt] = true
+		switch opt {
+		case "command", "url", "builtin":
+			if transport != "" {
+				return m, d.Errf("mcp %s: %s: a server has one of command, url or builtin (%s already given)", m.Name, opt, transport)
+			}
+			transport = opt
+		}
+		var err error
+		switch opt {
+		case "command":
+			m.Command = d.RemainingArgs()
+			if len(m.Command) == 0 {
+				return m, d.Errf("mcp %s: command: missing program", m.Name)
+			}
+		case "url":
+			err = cfargs.One(d, &m.URL)
+		case "builtin":
+			err = cfargs.One(d, &m.Builtin)
+		case "env":
+			err = pair(d, m.Name, "env", &m.Env)
+		case "header":
+			err = pair(d, m.Name, "header", &m.Headers)
+		case "label":
+			err = pair(d, m.Name, "label", &m.Labels)
+		case "allow", "approve":
+			names := d.RemainingArgs()
+			if len(names) == 0 {
+				return m, d.Errf("mcp %s: %s: missing tool name", m.Name, opt)
+			}
+			if opt == "allow" {
+				m.Allow = append(m.Allow, names...)
+			} else {
+				m.Approve = append(m.Approve, names...)
+			}
+		case "prefix":
+			err = cfargs.One(d, &m.Prefix)
+		case "timeout":
+			m.Timeout, err = durationArg(d)
+		default:
+			return m, d.Errf("mcp %s: unrecognized option %q (want command, env, url, header, builtin, allow, label, approve, prefix or timeout)", m.Name, opt)
+		}
+		if err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// pair reads `<option> <key> <value>` into a map; a key given twice is an
+// error.
+func pair(d *caddyfile.Dispenser, server, opt string, dst *map[string]string) error {
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return d.Errf("mcp %s: %s: want a name and a value (quote a value that has spaces), got %d values", server, opt, len(args))
+	}
+	if *dst == nil {
+		*dst = map[string]string{}
+	}
+	if _, dup := (*dst)[args[0]]; dup {
+		return d.Errf("mcp %s: %s %s: specified more than once", server, opt, args[0])
+	}
+	(*dst)[args[0]] = args[1]
+	return nil
+}

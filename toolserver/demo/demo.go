@@ -1,0 +1,182 @@
+// Package demo is llmstream's built-in demo MCP server (`builtin demo` in a
+// route's tools block, or `caddy llmstream-demo-mcp` over stdio): a few
+// small deterministic tools that show a tool round trip with no Node, no
+// network and no API key (issue 18 item 6), and that the toolserver tests
+// call. Every answer is a function of the arguments alone.
+//
+// To add a tool (issue 19 adds elicitation, image and resource tools),
+// append it to Tools: a name, a description, an input schema and a
+// handler.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is the demo server's version, as it reports it in initialize.
+const Version = "1.0.0"
+
+// SearchStepDelay is how long search_knowledge "searches" between its
+// progress notifications (three of them): long enough for a client to see
+// the progress, short enough for a demo.
+var SearchStepDelay = 300 * time.Millisecond
+
+// Tool is one tool of the demo server.
+type Tool struct {
+	// Tool is its definition as listed (name, description, schema).
+	Tool *mcp.Tool
+	// Handler runs it.
+	Handler mcp.ToolHandler
+}
+
+// Tools returns the demo server's tools (the SDK lists them sorted by name).
+func Tools() []Tool {
+	return []Tool{
+		{Tool: &mcp.Tool{
+			Name:        "search_knowledge",
+			Title:       "Search the knowledge base",
+			Description: "Search a small built-in knowledge base about llmstream and MCP. Returns the snippets that match words of the query.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for"}},"required":["query"]}`),
+		}, Handler: searchKnowledge},
+		{Tool: &mcp.Tool{
+			Name:        "get_weather",
+			Title:       "Weather",
+			Description: "Get the current weather of a city (demo data: deterministic, not real).",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}`),
+		}, Handler: getWeather},
+		{Tool: &mcp.Tool{
+			Name:        "always_fail",
+			Title:       "Always fails",
+			Description: "A tool that always reports an error, to show how a failed tool looks.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`),
+		}, Handler: alwaysFail},
+	}
+}
+
+// New returns the demo server with its tools.
+func New() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "llmstream-demo", Version: Version}, nil)
+	for _, t := range Tools() {
+		s.AddTool(t.Tool, t.Handler)
+	}
+	return s
+}
+
+// snippet is one entry of the knowledge base.
+type snippet struct{ title, text string }
+
+// knowledge is what search_knowledge searches.
+var knowledge = []snippet{
+	{"llmstream", "llmstream is a Caddy module that sits in front of an OpenAI-compatible endpoint, parses the model's streamed reply incrementally and re-emits it in the client's protocol."},
+	{"MCP", "The Model Context Protocol (MCP) lets an application offer tools, resources and prompts to a model; servers speak it over stdio or streamable HTTP."},
+	{"agent loop", "In an agent loop the gateway runs the model's tool calls itself, appends the results and calls the model again until it answers."},
+	{"progress", "MCP progress notifications tell the client how far a long-running tool call is; llmstream passes them on while the call runs."},
+	{"Caddy", "Caddy is a web server with automatic HTTPS, configured with a Caddyfile or JSON, extended with Go modules."},
+	{"streaming", "Streaming sends each token as soon as it is produced: Server-Sent Events carry it to the browser."},
+}
+
+// searchKnowledge returns the snippets that share a word with the query,
+// after three progress notifications.
+func searchKnowledge(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Query string `json:"query"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || strings.TrimSpace(in.Query) == "" {
+		return errorResult("search_knowledge needs a non-empty query string"), nil
+	}
+	steps := []string{"Reading the index", "Matching the query", "Ranking the snippets"}
+	for i, msg := range steps {
+		notifyProgress(ctx, req, float64(i+1), float64(len(steps)), msg)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(SearchStepDelay):
+		}
+	}
+	words := strings.FieldsFunc(strings.ToLower(in.Query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var b strings.Builder
+	n := 0
+	for _, s := range knowledge {
+		hay := strings.ToLower(s.title + " " + s.text)
+		for _, w := range words {
+			if len(w) > 2 && strings.Contains(hay, w) {
+				n++
+				fmt.Fprintf(&b, "%d. %s: %s\n", n, s.title, s.text)
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return textResult(fmt.Sprintf("No snippet matches %q.", in.Query)), nil
+	}
+	return textResult(fmt.Sprintf("%d snippet(s) for %q:\n%s", n, in.Query, b.String())), nil
+}
+
+// getWeather returns made-up weather that depends only on the city name.
+func getWeather(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		City string `json:"city"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || strings.TrimSpace(in.City) == "" {
+		return errorResult("get_weather needs a city"), nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(strings.ToLower(strings.TrimSpace(in.City))))
+	v := h.Sum32()
+	conditions := []string{"sunny", "cloudy", "light rain", "windy", "snow"}
+	w := struct {
+		City       string `json:"city"`
+		TempC      int    `json:"temperature_c"`
+		Conditions string `json:"conditions"`
+		Humidity   int    `json:"humidity_percent"`
+	}{in.City, int(v%35) - 5, conditions[v/35%uint32(len(conditions))], int(v/7%60) + 30}
+	structured, _ := json.Marshal(w)
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: %d°C, %s, humidity %d%% (demo data)", w.City, w.TempC, w.Conditions, w.Humidity)}},
+		// Structured content as the MCP spec 2025-06-18 "Structured
+		// Content" gives it, beside the text.
+		StructuredContent: json.RawMessage(structured),
+	}, nil
+}
+
+// alwaysFail reports an error as a tool result (isError), as MCP wants
+// tool failures reported, so that the model can read them.
+func alwaysFail(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	msg := "always_fail failed, as it always does"
+	if in.Reason != "" {
+		msg += ": " + in.Reason
+	}
+	return errorResult(msg), nil
+}
+
+// notifyProgress sends a progress notification when the caller asked for
+// them (a progress token in the request's _meta).
+func notifyProgress(ctx context.Context, req *mcp.CallToolRequest, progress, total float64, msg string) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return
+	}
+	_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: token, Progress: progress, Total: total, Message: msg,
+	})
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func errorResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}

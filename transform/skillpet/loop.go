@@ -1,0 +1,165 @@
+package skillpet
+
+import (
+	"strconv"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/jsonout"
+)
+
+// The agent loop's events (CONTRACT.md §12) as specs/002 §3 shows a backend
+// that runs tools itself: a server call's arguments stream as
+// tool_args_heartbeat and it has no tool_start of its own when the model
+// finishes writing it; the gateway starting it is tool_start {id, name,
+// label, args}; its progress is status {message}, the transient line the
+// next token clears (§3.2); its outcome is tool_result {id, name, label,
+// mode: "auto", status, message} (§3.3); the next round is round_start
+// {round} (§3.2), after which thinking may come again (§3.9).
+
+// maxCalls bounds the server calls a stream tracks, far above what a turn
+// makes (max_rounds × max_tool_calls), so that a bad sequence cannot grow
+// the lists without bound.
+const maxCalls = 1 << 10
+
+// runningCall is a server call whose tool_start went out and whose
+// tool_result has not.
+type runningCall struct {
+	id, name, label string
+}
+
+// appendToolRun appends tool_start for a server call the gateway starts,
+// as the reply's part: the thinking ends first. A call already started
+// (the same id) is not started twice: the client keys its tool card by id.
+func (e *Encoder) appendToolRun(dst []byte, ev transform.Event) []byte {
+	if e.started(ev.ID) {
+		return dst
+	}
+	label := ev.Name
+	if ev.Tool != nil && ev.Tool.Label != "" {
+		label = ev.Tool.Label
+	}
+	if len(e.runs) >= maxCalls || len(e.starts) >= maxCalls {
+		return dst
+	}
+	dst = e.beginReply(dst)
+	e.runs = append(e.runs, runningCall{id: ev.ID, name: ev.Name, label: label})
+	e.starts = append(e.starts, ev.ID)
+	return appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
+}
+
+// appendToolProgress appends status {message} for a running call: the
+// tool's own message, else its label with "(progress/total)", or "…"
+// when the total is unknown (a bare progress number is an opaque count). Progress of a call that is not
+// running is dropped.
+func (e *Encoder) appendToolProgress(dst []byte, ev transform.Event) []byte {
+	i := e.running(ev.ID)
+	if i < 0 || ev.Tool == nil {
+		return dst
+	}
+	dst = append(dst, "event: status\ndata: {\"message\":"...)
+	if ev.Tool.Message != "" {
+		dst = jsonout.AppendStringS(dst, ev.Tool.Message)
+	} else {
+		dst = append(dst, '"')
+		dst = jsonout.AppendStringBodyS(dst, e.runs[i].label)
+		if ev.Tool.Total > 0 {
+			dst = append(dst, " ("...)
+			dst = strconv.AppendFloat(dst, ev.Tool.Progress, 'f', -1, 64)
+			dst = append(dst, '/')
+			dst = strconv.AppendFloat(dst, ev.Tool.Total, 'f', -1, 64)
+			dst = append(dst, ')')
+		} else {
+			dst = append(dst, "…"...)
+		}
+		dst = append(dst, '"')
+	}
+	return append(dst, "}\n\n"...)
+}
+
+// appendToolResult appends tool_result for a running call, with the
+// result the model got as its message. A result for a call that is not
+// running (no tool_start went out) is dropped: the client matches
+// tool_result to a tool_start.
+func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
+	i := e.running(ev.ID)
+	if i < 0 {
+		return dst
+	}
+	status, output := transform.ToolFailed, ""
+	if ev.Tool != nil {
+		output = ev.Tool.Output
+		if ev.Tool.Status == transform.ToolCompleted {
+			status = transform.ToolCompleted
+		}
+	}
+	dst = e.appendResultOf(dst, i, status, output)
+	return dst
+}
+
+// appendResultOf appends tool_result for running call i and forgets it.
+func (e *Encoder) appendResultOf(dst []byte, i int, status, message string) []byte {
+	c := e.runs[i]
+	e.runs = append(e.runs[:i], e.runs[i+1:]...)
+	dst = append(dst, "event: tool_result\ndata: {\"id\":"...)
+	dst = jsonout.AppendStringS(dst, c.id)
+	dst = append(dst, `,"name":`...)
+	dst = jsonout.AppendStringS(dst, c.name)
+	dst = append(dst, `,"label":`...)
+	dst = jsonout.AppendStringS(dst, c.label)
+	dst = append(dst, `,"mode":"auto","status":"`...)
+	dst = append(dst, status...)
+	dst = append(dst, `","message":`...)
+	dst = jsonout.AppendStringS(dst, message)
+	return append(dst, "}\n\n"...)
+}
+
+// abandonRuns appends an error tool_result for every call still running
+// when the stream ends, with the stream's failure as the message, so that
+// no tool card is left spinning: the client cancels nothing, llmstream
+// did.
+func (e *Encoder) abandonRuns(dst []byte, message string) []byte {
+	for len(e.runs) > 0 {
+		dst = e.appendResultOf(dst, 0, transform.ToolFailed, message)
+	}
+	return dst
+}
+
+// running returns the index in runs of the call with id, -1 if none.
+func (e *Encoder) running(id string) int {
+	for i := range e.runs {
+		if e.runs[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// started reports whether a tool_start with id went out: the client keys
+// its tool cards by id, so none is started twice.
+func (e *Encoder) started(id string) bool {
+	for _, d := range e.starts {
+		if d == id {
+			return true
+		}
+	}
+	return false
+}
+
+// appendRound appends round_start {round} for the next round, thinking_done
+// first when thinking is open and the held answer before it: the client
+// moves the text and thinking so far into the message's parts (§3.2), and
+// the new round may think again. The encoder numbers the rounds itself, 2
+// for the first round_start, so that the wire counts up by one whether the
+// round is the agent loop's or a validation retry's.
+func (e *Encoder) appendRound(dst []byte) []byte {
+	dst = e.beginReply(dst)
+	dst = e.endThinking(dst)
+	e.round++
+	dst = append(dst, "event: round_start\ndata: {\"round\":"...)
+	dst = strconv.AppendInt(dst, int64(e.round+1), 10)
+	dst = append(dst, "}\n\n"...)
+	o := &e.order
+	o.replied, o.leftOut = false, false
+	e.thought, e.newBlock = false, false
+	return dst
+}
