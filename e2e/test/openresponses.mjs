@@ -1,95 +1,93 @@
-// The Open Responses specification's own definitions (its OpenAPI
-// document, e2e/testdata/openresponses/openapi.json, 2026-04-24), compiled
-// with ajv: every Response, streamed event and WebSocket frame the e2e
-// tests receive from a responses route is checked against them.
-//
-// Where the spec and the SDKs disagree llmstream follows the SDKs (README,
-// "Where the Open Responses spec and the SDKs disagree"); each such point
-// is named here and checked in its SDK shape instead:
-//   - raw reasoning streams as response.reasoning_text.delta / .done (what
-//     openai-node, openai-go and Codex parse), where the spec names them
-//     response.reasoning.delta / .done: the event is checked against the
-//     spec's schema of the same event under the spec's name;
-//   - a json_schema text format repeats its schema object, where the
-//     spec's JsonSchemaResponseFormat says schema is null: a Response
-//     carrying one is checked with that member set aside.
+// Checking what a responses route sends against the Open Responses wire:
+// every Response, streamed event and WebSocket frame the e2e tests receive
+// goes through these functions. The shapes are our own schemas
+// (openresponses_schema.mjs, written from the specification, version
+// 2026-04-24); on top of them this file checks the state rules the
+// specification states in prose, which no schema can:
+//   - a Response's status agrees with the event that carries it
+//     (response.completed carries a completed response, …);
+//   - completed_at is set exactly when the response completed, error
+//     exactly when it failed, incomplete_details exactly when it is
+//     incomplete;
+//   - a completed response holds no item still in progress;
+//   - an item is added in progress and done in a terminal state.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import Ajv2020 from 'ajv/dist/2020.js';
 
-export const spec = JSON.parse(readFileSync(new URL('../testdata/openresponses/openapi.json', import.meta.url), 'utf8'));
+import { check, hasEventShape, SPEC_VERSION } from './openresponses_schema.mjs';
 
-// strict: false, so that the document's annotations (discriminator,
-// x-enumDescriptions, example) are read as what they are; every
-// constraint keyword is enforced.
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-ajv.addSchema({ ...spec, $id: 'openresponses.json' });
+export { SPEC_VERSION };
 
-/** schema returns the compiled validator of components.schemas[name]. */
-export function schema(name) {
-  const v = ajv.getSchema(`openresponses.json#/components/schemas/${name}`);
-  assert.ok(v, `the spec defines ${name}`);
-  return v;
+// What status the response of each lifecycle event may have.
+const snapshotStatus = {
+  'response.created': ['queued', 'in_progress'],
+  'response.queued': ['queued'],
+  'response.in_progress': ['in_progress'],
+  'response.completed': ['completed'],
+  'response.failed': ['failed'],
+  'response.incomplete': ['incomplete'],
+};
+
+/** stateErrors checks a Response's members against its status. */
+function stateErrors(r) {
+  const out = [];
+  const is = (status) => r.status === status;
+  if (is('completed') !== Number.isInteger(r.completed_at)) out.push(`a ${r.status} response has completed_at ${r.completed_at}`);
+  if (is('completed') && r.completed_at < r.created_at) out.push('completed_at is before created_at');
+  if (is('failed') !== (r.error !== null)) out.push(`a ${r.status} response has error ${JSON.stringify(r.error)}`);
+  if (is('incomplete') !== (r.incomplete_details !== null)) out.push(`a ${r.status} response has incomplete_details ${JSON.stringify(r.incomplete_details)}`);
+  if (is('completed')) {
+    r.output.forEach((item, i) => {
+      if (item.status === 'in_progress') out.push(`output[${i}] (${item.type}) is still in progress in a completed response`);
+    });
+  }
+  return out;
 }
 
-/** errorsOf returns a validator's errors as one line each, or []. */
-export function errorsOf(name, value) {
-  const v = schema(name);
-  if (v(value)) return [];
-  return v.errors.map((e) => `${name}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+/** responseErrors says what is wrong with a Response object, or []. */
+export function responseErrors(r) {
+  const errs = check('Response', r);
+  return errs.length ? errs : stateErrors(r);
 }
 
-// The streamed events the spec defines, by type: the text/event-stream
-// union of POST /responses.
-const eventSchemas = new Map();
-for (const ref of spec.paths['/responses'].post.responses['200'].content['text/event-stream'].schema.oneOf) {
-  const name = ref.$ref.split('/').at(-1);
-  eventSchemas.set(spec.components.schemas[name].properties.type.enum[0], name);
-}
+/** compactedErrors says what is wrong with a response.compaction object. */
+export const compactedErrors = (c) => check('Compacted', c);
 
-/** The SDKs' names of the spec's raw reasoning events. */
-const sdkNames = new Map([
-  ['response.reasoning_text.delta', 'response.reasoning.delta'],
-  ['response.reasoning_text.done', 'response.reasoning.done'],
-]);
+/** requestErrors says what is wrong with a WebSocket response.create frame. */
+export const requestErrors = (body) => check('ResponseCreate', body);
 
 /**
- * eventErrors checks one event (transport 'http' for an SSE event,
- * 'websocket' for a frame, where a failure before the response is a
- * WebSocketErrorEvent) and returns what the spec finds wrong with it.
+ * eventErrors says what is wrong with one streamed event, or []. transport
+ * is 'http' for an SSE event and 'websocket' for a frame, where a turn
+ * that fails before it has a response is an error frame with a status.
  */
 export function eventErrors(ev, transport = 'http') {
-  if (transport === 'websocket' && ev?.type === 'error' && 'status' in ev) return errorsOf('WebSocketErrorEvent', ev);
-  let type = ev?.type;
-  let value = ev;
-  if (sdkNames.has(type)) {
-    type = sdkNames.get(type);
-    value = { ...ev, type };
+  const type = ev?.type;
+  if (transport === 'websocket' && type === 'error' && ev && 'status' in ev) return check('WebSocketError', ev);
+  if (typeof type !== 'string' || !hasEventShape(type)) return [`${JSON.stringify(type)}: not an event of the responses wire`];
+  const errs = check(`Event/${type}`, ev);
+  if (errs.length) return errs;
+  if (type in snapshotStatus) {
+    if (!snapshotStatus[type].includes(ev.response.status)) errs.push(`${type} carries a ${ev.response.status} response`);
+    errs.push(...stateErrors(ev.response).map((e) => `${type}: ${e}`));
   }
-  const name = eventSchemas.get(type);
-  if (!name) return [`${ev?.type}: not an event the spec defines`];
-  if (value.response) value = { ...value, response: responseForSchema(value.response) };
-  return errorsOf(name, value);
+  const status = ev.item?.status;
+  if (type === 'response.output_item.added' && status !== undefined && status !== 'in_progress') errs.push(`${type}: a ${ev.item.type} item added ${status}`);
+  if (type === 'response.output_item.done' && status === 'in_progress') errs.push(`${type}: a ${ev.item.type} item done still in progress`);
+  return errs;
 }
 
-/** responseForSchema sets aside a json_schema format's schema (see above). */
-function responseForSchema(r) {
-  if (r?.text?.format?.type !== 'json_schema') return r;
-  return { ...r, text: { ...r.text, format: { ...r.text.format, schema: null } } };
-}
-
-/** responseErrors checks a Response object (ResponseResource). */
-export function responseErrors(r) {
-  return errorsOf('ResponseResource', responseForSchema(r));
-}
-
-/** assertEvent and assertResponse fail on what the spec finds wrong. */
-export function assertEvent(ev, transport = 'http') {
-  const errs = eventErrors(ev, transport);
-  assert.deepEqual(errs, [], `${ev?.type} breaks the Open Responses schema:\n${errs.join('\n')}\n${JSON.stringify(ev)}`);
-}
-
+/** assertResponse, assertEvent and assertCompacted fail with what is wrong. */
 export function assertResponse(r) {
   const errs = responseErrors(r);
-  assert.deepEqual(errs, [], `the Response breaks the Open Responses schema:\n${errs.join('\n')}\n${JSON.stringify(r)}`);
+  assert.deepEqual(errs, [], `the Response breaks the Open Responses wire (${SPEC_VERSION}):\n${errs.join('\n')}\n${JSON.stringify(r)}`);
+}
+
+export function assertEvent(ev, transport = 'http') {
+  const errs = eventErrors(ev, transport);
+  assert.deepEqual(errs, [], `${ev?.type} breaks the Open Responses wire (${SPEC_VERSION}):\n${errs.join('\n')}\n${JSON.stringify(ev)}`);
+}
+
+export function assertCompacted(c) {
+  const errs = compactedErrors(c);
+  assert.deepEqual(errs, [], `the compaction breaks the Open Responses wire (${SPEC_VERSION}):\n${errs.join('\n')}\n${JSON.stringify(c)}`);
 }
