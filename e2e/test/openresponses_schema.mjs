@@ -1,9 +1,10 @@
 // Our own JSON Schemas of the Open Responses wire, as llmstream's
 // responses routes speak it: written for llmstream from the Open Responses
-// specification, version 2026-04-24 (the specification page's rules on
-// items, content, streaming and errors, and the members its OpenAPI
-// document marks required, with their types and enums), not copied from
-// it. They cover what a responses route sends:
+// specification, version 2026-04-24 (github.com/openresponses/openresponses:
+// the specification page's rules on items, content, streaming and errors,
+// and the members its OpenAPI document, public/openapi/openapi.json, marks
+// required, with their types and enums), read and not copied. They cover
+// what a responses route sends:
 //
 //   - the Response object (every member the spec requires, nullable where
 //     the spec allows null), its usage, reasoning, text format, tools and
@@ -31,7 +32,11 @@
 //   - mcp_call and its response.mcp_call* events are OpenAI's names,
 //     without the provider prefix the spec asks of extension items.
 //
-// Members a schema does not name are allowed, as the spec allows them.
+// Members a schema does not name are allowed, as the spec allows them. A
+// few checks are stricter than the spec's document, where its prose asks
+// more or llmstream always sends more (each is noted at its member): the
+// Response's status and a reasoning item's status have their lifecycle's
+// values, metadata is an object of strings.
 // Unions are discriminated by `type`, so a failure names the one shape
 // that was meant rather than every shape tried.
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -80,7 +85,9 @@ const typed = (name, must, may) => shape({ type: { const: name }, ...must }, may
 // incomplete; an mcp_call also ends failed (or waits, calling).
 const itemStatus = oneOf('in_progress', 'completed', 'incomplete');
 
-// The Response's own states: queued, in_progress, then one terminal state.
+// The Response's own states: queued, in_progress, then one terminal state
+// (the spec's document types status as any string; its prose and OpenAI's
+// API name these).
 const responseStatus = oneOf('queued', 'in_progress', 'completed', 'failed', 'incomplete', 'cancelled');
 
 const $defs = {
@@ -243,6 +250,8 @@ const $defs = {
     store: bool,
     background: bool,
     service_tier: str,
+    // The spec's document leaves the echoed metadata untyped; what a
+    // client may send is an object of strings, so that is what comes back.
     metadata: { type: 'object', additionalProperties: str },
     safety_identifier: orNull(str),
     prompt_cache_key: orNull(str),
