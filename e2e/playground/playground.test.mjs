@@ -146,6 +146,28 @@ describe('the playground in headless Chromium, against the default Caddyfile', {
     });
   }
 
+  test('/formats/final_result (skillpet): an answer, then a clarify shown as the ask_user form, in one conversation', async () => {
+    // The route's mock alternates an answer and a clarify_needed reply.
+    await page.click('button.route[data-endpoint="/formats/final_result"]');
+    await page.click('#new');
+    for (const q of ['make a quiz', 'for my class']) {
+      await page.fill('#prompt', q);
+      await page.click('#send');
+      await page.waitForSelector('#state[data-state="done"]', { timeout: 30_000 });
+    }
+    const [first, second] = [page.locator('.turn').nth(0), page.locator('.turn').nth(1)];
+    assert.equal(await first.locator('.answer ol li').count(), 2, 'the answer, its list rendered');
+    assert.match(await second.locator('.answer').textContent(), /Which class is this lesson for\?/);
+    const options = await second.locator('.ask-user .option').allTextContents();
+    assert.deepEqual(options, ['Class 7A', 'Class 7B', 'Both']);
+    assert.match(await second.locator('.ask-user .question').first().textContent(), /Which class should the quiz target\?/);
+    // An option fills the prompt, for the next turn.
+    await second.locator('.ask-user .option', { hasText: 'Class 7B' }).click();
+    assert.equal(await page.inputValue('#prompt'), 'Class 7B');
+    await page.fill('#prompt', '');
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'formats_final_result.png'), fullPage: true });
+  });
+
   test('no script error on the page', () => {
     assert.deepEqual(consoleErrors, []);
   });
