@@ -151,12 +151,12 @@ func (c *converter) message(i int, raw json.RawMessage) *request.Error {
 	invalid := func(msg string) *request.Error {
 		return badRequest(request.CodeInvalidMessages, at+msg)
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
+	m, ok := object(raw)
+	if !ok {
 		return invalid(" must be an object")
 	}
-	role, ok := stringOf(m["role"])
-	if !ok {
+	role, isString := stringOf(m["role"])
+	if !isString {
 		return invalid(`.role must be a string`)
 	}
 	switch role {
@@ -267,8 +267,8 @@ func (c *converter) userContent(at string, raw json.RawMessage) (string, []byte,
 	images := false
 	for j, p := range list {
 		pat := at + ".content[" + strconv.Itoa(j) + "]"
-		var o map[string]json.RawMessage
-		if json.Unmarshal(p, &o) != nil || o == nil {
+		o, ok := object(p)
+		if !ok {
 			return "", nil, badRequest(request.CodeInvalidMessages, pat+" must be an object")
 		}
 		typ, _ := stringOf(o["type"])
@@ -339,20 +339,19 @@ func (c *converter) userContent(at string, raw json.RawMessage) (string, []byte,
 // source the upstream cannot read (a file known by a provider's handle,
 // a source without its bytes or type).
 func imageSource(raw json.RawMessage) (string, string) {
-	var s struct {
-		Type     string `json:"type"`
-		Value    string `json:"value"`
-		MimeType string `json:"mimeType"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
+	src, ok := object(raw)
+	if !ok {
 		return "", "other"
 	}
+	typ, _ := stringOf(src["type"])
+	value, _ := stringOf(src["value"])
+	mime, _ := stringOf(src["mimeType"])
 	switch {
-	case s.Type == "data" && s.Value != "" && isImage(s.MimeType):
-		return "data:" + s.MimeType + ";base64," + s.Value, ""
-	case s.Type == "url" && s.Value != "":
-		return s.Value, ""
-	case s.Type == "file":
+	case typ == "data" && value != "" && isImage(mime):
+		return "data:" + mime + ";base64," + value, ""
+	case typ == "url" && value != "":
+		return value, ""
+	case typ == "file":
 		return "", "file"
 	}
 	return "", "other"
@@ -390,27 +389,22 @@ func toolCalls(at string, raw json.RawMessage) ([]chatmsg.ToolCall, *request.Err
 	}
 	calls := make([]chatmsg.ToolCall, 0, len(list))
 	for j, r := range list {
-		var tc struct {
-			ID       json.RawMessage `json:"id"`
-			Function *struct {
-				Name      json.RawMessage `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"function"`
-		}
 		jat := "[" + strconv.Itoa(j) + "]"
-		if json.Unmarshal(r, &tc) != nil || tc.Function == nil {
+		tc, ok := object(r)
+		fn, fnOK := object(tc["function"])
+		if !ok || !fnOK {
 			return nil, invalid(jat + " must be an object with a function")
 		}
-		id, ok := stringOf(tc.ID)
+		id, ok := stringOf(tc["id"])
 		if !ok || id == "" {
 			return nil, invalid(jat + ".id must be a non-empty string")
 		}
-		name, ok := stringOf(tc.Function.Name)
+		name, ok := stringOf(fn["name"])
 		if !ok {
 			return nil, invalid(jat + ".function.name must be a string")
 		}
-		args, ok := stringOf(tc.Function.Arguments)
-		if raw := present(tc.Function.Arguments); !ok && raw != nil {
+		args, ok := stringOf(fn["arguments"])
+		if raw := present(fn["arguments"]); !ok && raw != nil {
 			compact, isJSON := jsonout.AppendCompact(nil, raw)
 			if !isJSON {
 				return nil, invalid(jat + ".function.arguments must be a string")
@@ -441,16 +435,16 @@ func (c *converter) tools(raw json.RawMessage) ([]byte, *request.Error) {
 	out := []byte{'['}
 	for i, r := range list {
 		at := "tools[" + strconv.Itoa(i) + "]"
-		var t map[string]json.RawMessage
-		if json.Unmarshal(r, &t) != nil || t == nil {
+		t, ok := object(r)
+		if !ok {
 			return nil, badRequest(request.CodeInvalidTools, at+" must be an object")
 		}
 		name, ok := stringOf(t["name"])
 		if !ok || name == "" {
 			return nil, badRequest(request.CodeInvalidTools, at+".name must be a non-empty string")
 		}
-		desc, ok := stringOf(t["description"])
-		if !ok && present(t["description"]) != nil {
+		desc, isString := stringOf(t["description"])
+		if !isString && present(t["description"]) != nil {
 			return nil, badRequest(request.CodeInvalidTools, at+".description must be a string")
 		}
 		params := present(t["parameters"])
@@ -481,10 +475,7 @@ func readContext(raw json.RawMessage) (string, *request.Error) {
 	if raw = present(raw); raw == nil {
 		return "", nil
 	}
-	var list []struct {
-		Description json.RawMessage `json:"description"`
-		Value       json.RawMessage `json:"value"`
-	}
+	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		return "", badRequest(CodeInvalidContext, `"context" must be an array of {description, value} objects`)
 	}
@@ -493,10 +484,11 @@ func readContext(raw json.RawMessage) (string, *request.Error) {
 	}
 	var b strings.Builder
 	b.WriteString(contextHeading)
-	for i, entry := range list {
-		desc, ok1 := stringOf(entry.Description)
-		value, ok2 := stringOf(entry.Value)
-		if !ok1 || !ok2 {
+	for i, r := range list {
+		entry, ok := object(r)
+		desc, ok1 := stringOf(entry["description"])
+		value, ok2 := stringOf(entry["value"])
+		if !ok || !ok1 || !ok2 {
 			return "", badRequest(CodeInvalidContext, "context["+strconv.Itoa(i)+"]: description and value must be strings")
 		}
 		b.WriteString("\n")
@@ -597,6 +589,17 @@ func optString(top map[string]json.RawMessage, name string) (string, *request.Er
 		return "", badRequest(CodeInvalidParameter, `"`+name+`" must be a string`)
 	}
 	return s, nil
+}
+
+// object returns raw's members, reporting whether it is a JSON object.
+// Members are matched by their exact names, as JavaScript reads them
+// (encoding/json's struct fields would match "Role" for "role").
+func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	return m, true
 }
 
 // stringOf returns raw as a string, reporting whether it is one.

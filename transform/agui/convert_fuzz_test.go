@@ -152,31 +152,36 @@ func checkChat(t *testing.T, out []byte) string {
 // developer, user and assistant messages, and its context values: what
 // must reach the model.
 func clientTexts(body []byte) []string {
-	var in struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		Context []struct {
-			Value string `json:"value"`
-		} `json:"context"`
-	}
-	if json.Unmarshal(body, &in) != nil {
-		return nil
-	}
+	top := members(body)
+	var msgs, context []json.RawMessage
+	_ = json.Unmarshal(top["messages"], &msgs)
+	_ = json.Unmarshal(top["context"], &context)
 	var out []string
-	for _, m := range in.Messages {
-		var s string
-		if json.Unmarshal(m.Content, &s) != nil || s == "" {
+	for _, raw := range msgs {
+		m := members(raw)
+		var role, s string
+		_ = json.Unmarshal(m["role"], &role)
+		if json.Unmarshal(m["content"], &s) != nil || s == "" {
 			continue
 		}
-		switch m.Role {
+		switch role {
 		case "system", "developer", "user", "assistant":
 			out = append(out, s)
 		}
 	}
-	for _, c := range in.Context {
-		out = append(out, c.Value)
+	for _, raw := range context {
+		var v string
+		if json.Unmarshal(members(raw)["value"], &v) == nil {
+			out = append(out, v)
+		}
 	}
 	return out
+}
+
+// members returns the members of a JSON object by their exact names, as
+// a JavaScript client reads them (nil for anything else).
+func members(raw []byte) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	return m
 }

@@ -7,13 +7,15 @@ import (
 // The answer and the reasoning as AG-UI messages.
 //
 // Each round's answer is one assistant text message, opened on its first
-// text and kept open until the round ends: the spec says no content
-// follows TEXT_MESSAGE_END, and the round's tool calls join the same
-// message (their parentMessageId), so the client's history holds the
+// text and kept open until the round's reply ends (the gateway runs the
+// round's tools, the next round begins, or the run ends): the spec says
+// no content follows TEXT_MESSAGE_END, and the round's tool calls join the
+// same message (their parentMessageId), so the client's history holds the
 // round as the upstream wrote it, one assistant message with its text and
 // its calls, which is what the next run sends back. Reasoning, CUSTOM
 // events and tool calls may come while it is open: the verifier tracks
-// open messages by id and lets them interleave.
+// open messages by id and lets them interleave. An id never names two
+// messages (claimMessage).
 //
 // Reasoning is a span (REASONING_START … REASONING_END) of reasoning
 // messages: one for free reasoning, one per ThinkingML phase. The span
