@@ -59,6 +59,7 @@ type Encoder struct {
 	// unique across the runs of a thread, whose messages the client keeps.
 	mid             string
 	threadID, runID string
+	history         *History
 	round           int
 	// seg numbers the assistant message that text and tool calls go in
 	// (1, 2, …); segUsed says an event named it, segFresh that the next
@@ -95,6 +96,7 @@ func New(meta transform.Meta) *Encoder {
 	}
 	e.threadID, e.runID = e.mid, e.mid
 	if r, ok := meta.Request.(Request); ok {
+		e.history = r.History
 		if r.ThreadID != "" {
 			e.threadID = r.ThreadID
 		}

@@ -86,6 +86,18 @@ func Convert(body []byte) ([]byte, request.Info, *request.Error) {
 		c.leaveOut("resume")
 	}
 
+	for _, m := range c.msgs {
+		for _, call := range m.calls {
+			if facts.History == nil {
+				facts.History = &History{callIDs: map[string]bool{}}
+			}
+			facts.History.callIDs[call.ID] = true
+		}
+		if m.callID != "" && facts.History != nil {
+			facts.History.callIDs[m.callID] = true
+		}
+	}
+
 	out := make([]byte, 0, len(body)+len(context)+64)
 	out = append(out, `{"messages":[`...)
 	out = c.appendMessages(out, context)

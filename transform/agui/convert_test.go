@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/agui"
+	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/request"
 )
 
@@ -137,4 +139,34 @@ func compact(t *testing.T, b []byte) string {
 		t.Fatalf("not JSON: %v\n%s", err, b)
 	}
 	return out.String()
+}
+
+// TestHistoryCallIDs: a call the upstream gives the id of a call in the
+// run's history (a server that numbers its calls per request) gets a new
+// one, since the client keys calls by id across the thread; other ids
+// stay the upstream's.
+func TestHistoryCallIDs(t *testing.T) {
+	_, info, e := agui.Convert([]byte(`{"threadId":"th","runId":"r2","messages":[{"id":"u","role":"user","content":"q"},` +
+		`{"id":"a","role":"assistant","toolCalls":[{"id":"call_0","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+		`{"id":"t","role":"tool","toolCallId":"call_0","content":"r"},{"id":"u2","role":"user","content":"again"}]}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	facts := info.Facts.(agui.Request)
+	if !facts.History.HasCall("call_0") || facts.History.HasCall("call_1") {
+		t.Fatalf("history %+v", facts.History)
+	}
+	meta := encodertest.Meta()
+	meta.Request = facts
+	out := encodertest.Run(agui.New(meta), []transform.Event{
+		encodertest.ToolStart(0, "call_0", "f"), encodertest.ToolEnd(0, "call_0", "f", "{}"),
+		encodertest.ToolStart(1, "call_1", "g"), encodertest.ToolEnd(1, "call_1", "g", "{}"),
+		encodertest.Finish("tool_calls"),
+	})
+	if _, err := check(out); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, `"toolCallId":"msg-1-call-0","toolCallName":"f"`) || !strings.Contains(s, `"toolCallId":"call_1","toolCallName":"g"`) {
+		t.Errorf("ids:\n%s", out)
+	}
 }

@@ -17,10 +17,25 @@ var Format = &request.Format{Name: FormatName, Convert: Convert, NoModel: true}
 
 // Request is what a RunAgentInput tells the encoder (request.Info.Facts,
 // read from transform.Meta.Request): the ids RUN_STARTED and RUN_FINISHED
-// repeat, which the client matches with its own.
+// repeat, which the client matches with its own, and the tool call ids
+// its history holds.
 type Request struct {
 	ThreadID, RunID string
+	// History holds the ids of the tool calls in the run's messages. The
+	// client keys calls by id across the whole thread: a call the upstream
+	// gives one of those ids (a server that numbers its calls per request,
+	// call_0, call_1, …) would update the old call instead of adding one,
+	// so the encoder gives it a new id. Nil for none.
+	History *History
 }
+
+// History is the set of tool call ids a run's messages hold.
+type History struct {
+	callIDs map[string]bool
+}
+
+// HasCall reports whether the history holds a tool call with id.
+func (h *History) HasCall(id string) bool { return h != nil && h.callIDs[id] }
 
 // The error codes of a RunAgentInput that cannot be converted, besides
 // the request package's (invalid_json, invalid_body, missing_messages,

@@ -69,9 +69,11 @@ func (e *Encoder) appendToolStart(dst []byte, ev transform.Event) []byte {
 }
 
 // startCall sends TOOL_CALL_START for a call not started yet. The call's
-// id is the one the pipeline gave it; one that is empty or another call's
-// already becomes "<mid>-call-<i>": the verifier and the client key calls
-// by id.
+// id is the one the pipeline gave it; one that is empty, another call's
+// of the stream, or a call's in the run's history (Request.History)
+// becomes "<mid>-call-<i>": the verifier and the client key calls by id,
+// the client across the thread. The next run's history then carries the
+// new id, in the assistant message and in the tool message answering it.
 func (e *Encoder) startCall(dst []byte, st *uint8, ev transform.Event) []byte {
 	dst = e.closeReasoning(dst)
 	*st = callStarted
@@ -82,7 +84,7 @@ func (e *Encoder) startCall(dst []byte, st *uint8, ev transform.Event) []byte {
 	}
 	id := ev.ID
 	for j, other := range e.ids {
-		if id == "" || j != ev.Index && other == id {
+		if id == "" || j != ev.Index && other == id || e.history.HasCall(id) {
 			id = e.mid + "-call-" + strconv.Itoa(ev.Index)
 			break
 		}
