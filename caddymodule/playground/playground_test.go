@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmstream/llmstream/caddymodule"
 	_ "github.com/llmstream/llmstream/caddymodule/llmmock"
+	"github.com/llmstream/llmstream/transform/protocol"
 )
 
 // TestEndpoint: the path the page posts to, from a route's config path.
@@ -157,5 +158,28 @@ http://localhost:9080 {
 	presp.Body.Close()
 	if presp.Header.Get("Content-Security-Policy") != "" {
 		t.Error("a POST was answered by the playground")
+	}
+}
+
+// TestPageKnowsEveryProtocol: the page reads every protocol a route can
+// stream and sends every request format a route can read (protocols.js's
+// adapters and buildRequest's cases), so that a protocol added to the
+// table does not leave its routes off the page, which lists only the
+// routes it can drive.
+func TestPageKnowsEveryProtocol(t *testing.T) {
+	js, err := assets.ReadFile("assets/protocols.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(js)
+	for _, p := range protocol.Protocols() {
+		if !strings.Contains(src, "\n  "+p.Name+"(reply) {\n") {
+			t.Errorf("protocols.js has no adapter for protocol %s", p.Name)
+		}
+	}
+	for _, f := range protocol.RequestFormats() {
+		if f.Name != "openai" && !strings.Contains(src, "\n    case '"+f.Name+"':") {
+			t.Errorf("protocols.js's buildRequest has no case for request format %s", f.Name)
+		}
 	}
 }

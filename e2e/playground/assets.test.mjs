@@ -1,13 +1,14 @@
 // The playground's page code that needs no browser
 // (caddymodule/playground/assets): the Markdown renderer lets no HTML of a
-// reply through, and gymbro's ThinkingML splitter shows the same reply
-// whatever the deltas were.
+// reply through, gymbro's ThinkingML splitter shows the same reply
+// whatever the deltas were, and agui's events become the same view as the
+// other protocols'.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
 import { renderMarkdown } from '../../caddymodule/playground/assets/markdown.js';
-import { Reply, ThinkingML, buildRequest, Conversation } from '../../caddymodule/playground/assets/protocols.js';
+import { Reply, ThinkingML, buildRequest, Conversation, newReader } from '../../caddymodule/playground/assets/protocols.js';
 
 describe('markdown.js', () => {
   test('renders what models write', () => {
@@ -103,5 +104,59 @@ describe('protocols.js', () => {
     assert.deepEqual(shape('responses').input, [{ role: 'user', content: 'hi' }]);
     assert.equal(shape('anthropic', 'm').model, 'm');
     assert.equal(shape('anthropic').thinking.type, 'enabled');
+    const run = shape('agui');
+    assert.equal(run.messages.at(-1).role, 'user');
+    assert.equal(run.messages.at(-1).content, 'hi');
+    assert.ok(run.messages.at(-1).id && run.threadId && run.runId);
+    assert.deepEqual([run.tools, run.context], [[], []]);
+  });
+
+  test("agui: a phase's title out of its text however it was split, a gateway tool round, the custom events, usage", () => {
+    const events = (phaseDeltas) => [
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r' },
+      { type: 'REASONING_START', messageId: 'm-reasoning-1' },
+      { type: 'REASONING_MESSAGE_START', messageId: 'm-thought-1', role: 'reasoning', metadata: { llmstream: { phase: 1, title: '理解需求' } } },
+      ...phaseDeltas.map((delta) => ({ type: 'REASONING_MESSAGE_CONTENT', messageId: 'm-thought-1', delta })),
+      { type: 'REASONING_MESSAGE_END', messageId: 'm-thought-1' },
+      { type: 'REASONING_END', messageId: 'm-reasoning-1' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'Let me search.' },
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'search_knowledge', parentMessageId: 'm', metadata: { llmstream: { server: 'demo', label: 'Searching' } } },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"query":' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '"caddy"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1' },
+      { type: 'TEXT_MESSAGE_END', messageId: 'm' },
+      { type: 'ACTIVITY_SNAPSHOT', messageId: 'm-progress-0', activityType: 'llmstream.tool_progress', content: { toolCallId: 'c1', toolName: 'search_knowledge', status: 'running', progress: 1, total: 2, message: 'half' } },
+      { type: 'TOOL_CALL_RESULT', messageId: 'm-result-0', toolCallId: 'c1', content: '{"snippet":"x"}', role: 'tool', metadata: { llmstream: { status: 'completed' } } },
+      { type: 'STEP_FINISHED', stepName: 'round 1' },
+      { type: 'STEP_STARTED', stepName: 'round 2' },
+      { type: 'TEXT_MESSAGE_START', messageId: 'm-message-2', role: 'assistant' },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm-message-2', delta: 'Found it.' },
+      { type: 'TEXT_MESSAGE_END', messageId: 'm-message-2' },
+      { type: 'CUSTOM', name: 'llmstream.serp_queries', value: { queries: ['a', 'b'] } },
+      { type: 'CUSTOM', name: 'llmstream.violation', value: { code: 'phase_order', offset: 3, detail: 'd' } },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r', usage: [{ model: 'llm-mock', inputTokens: 5, outputTokens: 7 }], metadata: { llmstream: { finishReason: 'stop' } } },
+    ];
+    const view = (phaseDeltas) => {
+      const r = new Reply(0);
+      const read = newReader('agui', r);
+      for (const e of events(phaseDeltas)) read({ event: 'message', data: JSON.stringify(e) });
+      return r;
+    };
+    const text = '**理解需求**\n\n目标=增肌';
+    const whole = view([text]);
+    assert.deepEqual(whole.blocks.map((b) => [b.kind, b.round, b.title ?? '', b.text ?? '']),
+      [['reasoning', 1, '理解需求', '目标=增肌'], ['answer', 1, '', 'Let me search.'], ['tools', 1, '', ''], ['round', 2, '', ''], ['answer', 2, '', 'Found it.']]);
+    const call = whole.calls.get('c1');
+    assert.deepEqual([call.name, call.server, call.gateway, call.args, call.status, call.output, call.progress.message],
+      ['search_knowledge', 'demo', true, '{"query":"caddy"}', 'completed', '{"snippet":"x"}', 'half']);
+    assert.deepEqual(whole.queries, ['a', 'b']);
+    assert.deepEqual(whole.violations.map((v) => v.code), ['phase_order']);
+    assert.deepEqual([whole.usage, whole.model, whole.finish, whole.done], [{ input_tokens: 5, output_tokens: 7 }, 'llm-mock', 'stop', true]);
+    // The title's lead-in split anywhere, and a phase whose text does not lead with it.
+    for (let i = 1; i < text.length; i++) {
+      assert.deepEqual(view([text.slice(0, i), text.slice(i)]).blocks[0].text, '目标=增肌', `split at ${i}`);
+    }
+    assert.equal(view(['目标']).blocks[0].text, '目标');
   });
 });

@@ -35,12 +35,14 @@ const cases = [
   { endpoint: '/v1/chat/completions', protocol: 'openai', answer: '三分化训练方案', html: ['h1', 'li'], reasoning: 'The user asked a simple question', violations: [], tokens: true },
   { endpoint: '/v1/responses', protocol: 'responses', answer: '三分化训练方案', html: ['h1', 'li'], reasoning: '目标=增肌', violations: [], tokens: true },
   { endpoint: '/v1/messages', protocol: 'anthropic', answer: '三分化训练方案', html: ['h1', 'li'], reasoning: 'The user asked a simple question', violations: [], tokens: true },
+  { endpoint: '/agui', protocol: 'agui', answer: '三分化训练方案', html: ['h1', 'li', 'strong'], reasoning: '目标=增肌', queries: 3, violations: [], tokens: true },
   { endpoint: '/formats/violations', protocol: 'jsonseq', answer: 'on purpose', html: ['strong', 'em'], reasoning: 'Phase ids count up', queries: 2,
     // The literal tag; the id that skips one (reported, and renumbered).
     violations: ['literal_final_tag', 'phase_order', 'phase_renumbered'] },
   { endpoint: '/agent/chat', protocol: 'aisdk', answer: 'Here is what the knowledge base says', html: ['p'], tools: 'search_knowledge', progress: true, round2: true, violations: [] },
   { endpoint: '/agent/v1/responses', protocol: 'responses', answer: 'Here is what the knowledge base says', html: ['p'], tools: 'search_knowledge', round2: true, violations: [] },
   { endpoint: '/agent/v1/messages', protocol: 'anthropic', answer: 'Here is what the knowledge base says', html: ['p'], tools: 'search_knowledge', round2: true, violations: [] },
+  { endpoint: '/agent/agui', protocol: 'agui', answer: 'Here is what the knowledge base says', html: ['p'], tools: 'search_knowledge', progress: true, round2: true, violations: [] },
   { endpoint: '/agent/skillpet/stream', protocol: 'skillpet', answer: 'Here is what the knowledge base says', html: ['p'], tools: 'search_knowledge', progress: true, round2: true, violations: [] },
 ];
 

@@ -221,6 +221,19 @@ export function buildRequest(conv, text) {
         messages: [...history, { role: 'user', content: text }],
       };
       break;
+    case 'agui': {
+      // AG-UI's RunAgentInput (docs/agui.md), as @ag-ui/client's HttpAgent
+      // posts it: the thread's messages with ids, no tools of the page's.
+      const messages = [];
+      conv.turns.forEach((t, k) => {
+        messages.push({ id: `u${k}`, role: 'user', content: t.user });
+        if (t.assistant) messages.push({ id: `a${k}`, role: 'assistant', content: t.assistant });
+      });
+      messages.push({ id: newID('u'), role: 'user', content: text });
+      headers.Accept = 'text/event-stream';
+      body = { threadId: conv.chatId, runId: newID('run-'), messages, tools: [], context: [], state: {}, forwardedProps: {} };
+      break;
+    }
     default: // an OpenAI chat-completions body
       body = { model, stream: true, stream_options: { include_usage: true }, messages: [...history, { role: 'user', content: text }] };
   }
@@ -362,6 +375,9 @@ function gymbroLoop(reply, d) {
   else if (t.event === 'result') reply.toolResult(t.id, { name: t.name, error: t.status !== 'completed', output: t.output });
   return true;
 }
+
+/** llmstreamMeta is the metadata agui puts under the key llmstream. */
+const llmstreamMeta = (d) => d.metadata?.llmstream || {};
 
 /** adapters map each protocol's events onto a Reply. */
 const adapters = {
@@ -688,6 +704,98 @@ const adapters = {
           break;
         case 'error':
           reply.fail(d.error?.message, d.error?.type);
+          break;
+      }
+    };
+  },
+
+  agui(reply) {
+    // A phase's reasoning message leads with "**<title>**" and a blank
+    // line, which the page shows as the block's title instead.
+    let skip = '';
+    return (ev, d) => {
+      switch (ev) {
+        case 'REASONING_MESSAGE_START': {
+          const title = llmstreamMeta(d).title || '';
+          reply.reasoningStart(title);
+          skip = title ? `**${title}**\n\n` : '';
+          break;
+        }
+        case 'REASONING_MESSAGE_CONTENT': {
+          let text = d.delta || '';
+          if (skip) {
+            const n = Math.min(skip.length, text.length);
+            if (skip.startsWith(text.slice(0, n))) {
+              skip = skip.slice(n);
+              text = text.slice(n);
+            } else skip = '';
+          }
+          reply.reasoning(text);
+          break;
+        }
+        case 'TEXT_MESSAGE_CONTENT':
+          reply.answer(d.delta);
+          break;
+        case 'TOOL_CALL_START': {
+          const m = llmstreamMeta(d);
+          reply.toolCall({ id: d.toolCallId, name: d.toolCallName, server: m.server, label: m.label, gateway: !!m.server, args: '' });
+          break;
+        }
+        case 'TOOL_CALL_ARGS':
+          reply.toolCall({ id: d.toolCallId, argsDelta: d.delta });
+          break;
+        case 'TOOL_CALL_END': {
+          const call = reply.calls.get(d.toolCallId);
+          if (call?.gateway && call.status === 'called') call.status = 'running';
+          break;
+        }
+        case 'ACTIVITY_SNAPSHOT': {
+          const c = d.content || {};
+          if (d.activityType === 'llmstream.tool_progress' && c.toolCallId) {
+            reply.toolProgress(c.toolCallId, { name: c.toolName, progress: c.progress, total: c.total, message: c.message });
+          }
+          break;
+        }
+        case 'TOOL_CALL_RESULT':
+          reply.toolResult(d.toolCallId, { error: llmstreamMeta(d).status === 'error', output: d.content });
+          break;
+        case 'STEP_STARTED': {
+          const n = Number(/^round (\d+)$/.exec(d.stepName || '')?.[1]);
+          if (n) reply.newRound(n);
+          break;
+        }
+        case 'CUSTOM': {
+          const v = d.value || {};
+          switch (d.name) {
+            case 'llmstream.serp_summary':
+              reply.serpSummary += v.text || '';
+              break;
+            case 'llmstream.serp_queries':
+              reply.queries = v.queries || [];
+              break;
+            case 'llmstream.clarify':
+              reply.clarify = v;
+              break;
+            case 'llmstream.artifacts':
+              reply.artifacts = v.items ?? v;
+              break;
+            case 'llmstream.violation':
+              reply.violation(v);
+              break;
+          }
+          break;
+        }
+        case 'RUN_FINISHED': {
+          const u = (d.usage || [])[0];
+          if (u) {
+            reply.model = u.model || reply.model;
+            reply.usage = { input_tokens: u.inputTokens, output_tokens: u.outputTokens };
+          }
+          reply.end(llmstreamMeta(d).finishReason);
+          break;
+        }
+        case 'RUN_ERROR':
+          reply.fail(d.message, d.code);
           break;
       }
     };
