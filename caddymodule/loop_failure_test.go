@@ -238,9 +238,8 @@ func measure(t *testing.T, except int) leftBehind {
 // /stdio/<case>/stream and /http/<case>/stream, skillpet routes whose
 // tools are the misbehaving server's over stdio (two processes: one with a
 // 500ms timeout for hang, one with 30s: 10 MB take seconds under -race)
-// and over HTTP (the same two
-// timeouts), and /down/<case>/stream, whose servers are a command that
-// does not exist and a port nobody listens on.
+// and over HTTP (the same two timeouts), and /down/<case>/stream, whose
+// servers are a command that does not exist and a port nobody listens on.
 func failureSite(t *testing.T, calls map[string]string, httpAddr, closedAddr string) site {
 	t.Helper()
 	dir := t.TempDir()
