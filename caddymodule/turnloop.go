@@ -99,6 +99,14 @@ func (h *Handler) runTools(sw *streamWriter, tools *offer) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A bug in a tool server's client must not take Caddy
+				// down: the model gets an error result, the log the rest.
+				if rec := recover(); rec != nil {
+					h.logger.Error("tool call panicked", zap.String("request_id", sw.requestID), zap.String("tool", c.Name), zap.Any("panic", rec))
+					sw.toolResult(i, agent.ErrorResult("the tool call failed inside the gateway"))
+				}
+			}()
 			res := h.servers.Call(sw.client, c.Name, c.Arguments, toolserver.CallOptions{
 				Resolver: tools.resolver,
 				Progress: func(pr agent.Progress) { progress.push(i, pr) },

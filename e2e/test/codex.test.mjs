@@ -21,7 +21,7 @@ import { BASE, read } from './expected.mjs';
 
 /** The fake upstreams' listener (e2e/Caddyfile). */
 const MOCKS_BASE = process.env.LLMSTREAM_E2E_MOCKS ?? 'http://127.0.0.1:18100';
-const RECORDED = `${MOCKS_BASE}/m/codex/13/llm_mock/requests`;
+const recorded = (mock) => `${MOCKS_BASE}/m/${mock}/13/llm_mock/requests`;
 const CODEX = fileURLToPath(new URL('../node_modules/.bin/codex', import.meta.url));
 const MARKER = 'llmstream-codex-e2e';
 
@@ -34,7 +34,7 @@ const MARKER = 'llmstream-codex-e2e';
  * protocol error fails the test instead of being retried; no update
  * check, analytics or feedback, so that Codex talks to 127.0.0.1 only.
  */
-const config = (baseURL) => `
+const config = (baseURL, websockets = false) => `
 model = "e2e-model"
 model_provider = "llmstream"
 approval_policy = "never"
@@ -54,6 +54,7 @@ wire_api = "responses"
 env_key = "LLMSTREAM_E2E_KEY"
 request_max_retries = 0
 stream_max_retries = 0
+supports_websockets = ${websockets}
 `;
 
 /** run runs codex with args and returns its exit code, stdout and stderr. */
@@ -76,12 +77,16 @@ function run(args, env, timeoutMs) {
   });
 }
 
-test('codex exec runs a tool call and finishes the turn through the responses route', { timeout: 180_000 }, async () => {
+// Over HTTP, and in WebSocket mode (supports_websockets: Codex opens
+// ws://…/responses and sends response.create frames; CONTRACT §14).
+for (const [mode, mock, websockets] of [['HTTP', 'codex', false], ['WebSocket', 'codex_ws', true]]) {
+test(`codex exec runs a tool call and finishes the turn through the responses route (${mode})`, { timeout: 180_000 }, async () => {
+  const RECORDED = recorded(mock);
   assert.ok(existsSync(CODEX), `codex is installed (${CODEX}); run npm ci in e2e/`);
   const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
   const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
   try {
-    writeFileSync(join(home, 'config.toml'), config(`${BASE}/responses/auto/codex/13/v1`));
+    writeFileSync(join(home, 'config.toml'), config(`${BASE}/responses/auto/${mock}/13/v1`, websockets));
     const cleared = await fetch(RECORDED, { method: 'DELETE' });
     assert.equal(cleared.status, 204, 'the codex mock records');
 
@@ -144,6 +149,7 @@ test('codex exec runs a tool call and finishes the turn through the responses ro
     rmSync(work, { recursive: true, force: true });
   }
 });
+}
 
 /**
  * codexOnLoop runs `codex exec` against /loop/responses/<mock>, a route
@@ -151,18 +157,18 @@ test('codex exec runs a tool call and finishes the turn through the responses ro
  * Codex's own, and returns what it did and what went upstream.
  */
 async function codexOnLoop(mock) {
-  const recorded = `${MOCKS_BASE}/m/${mock}/13/llm_mock/requests`;
+  const requests = recorded(mock);
   const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
   const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
   try {
     writeFileSync(join(home, 'config.toml'), config(`${BASE}/loop/responses/${mock}/v1`));
-    assert.equal((await fetch(recorded, { method: 'DELETE' })).status, 204, 'the mock records');
+    assert.equal((await fetch(requests, { method: 'DELETE' })).status, 204, 'the mock records');
     const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, LLMSTREAM_E2E_KEY: 'sk-e2e', TERM: 'dumb' };
     const { code, stdout, stderr } = await run(['exec', '--json', '--skip-git-repo-check', '-C', work, 'Add 40 and 2, then prove you can run a command.'], env, 150_000);
     const events = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l));
     const detail = `exit ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}`;
     const proof = existsSync(join(work, 'proof.txt')) ? readFileSync(join(work, 'proof.txt'), 'utf8') : undefined;
-    const bodies = await (await fetch(recorded)).json();
+    const bodies = await (await fetch(requests)).json();
     return { code, events, detail, proof, bodies };
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -184,7 +190,7 @@ function checkCodexTurn({ code, events, detail, proof }) {
   assert.ok(!events.some((e) => e.type === 'turn.failed' || e.type === 'error'), detail);
 }
 
-/** upstreamToolMessages lists a recorded request's tool results: name → content. */
+/** toolResults lists a recorded request's tool results: [name, content]. */
 function toolResults(body) {
   const names = new Map();
   for (const m of body.messages) for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);

@@ -73,7 +73,7 @@ func TestLoopRounds(t *testing.T) {
 	}
 	before = len(r.rec.events)
 	r.p.NextRound(nil, false)
-	got = r.reply(3, content("It is 18°C."), "finish:stop", `usage:{"prompt_tokens":30,"completion_tokens":7,"total_tokens":37}`)
+	r.reply(3, content("It is 18°C."), "finish:stop", `usage:{"prompt_tokens":30,"completion_tokens":7,"total_tokens":37}`)
 	want = `ROUND(2) F{ F"It is 18°C." F} U{"completion_tokens":12,"prompt_tokens":40,"total_tokens":52} FIN(stop)`
 	if got := r.events(before); got != want {
 		t.Errorf("round 2:\n got %s\nwant %s", got, want)
