@@ -461,7 +461,7 @@ func TestLoopFailureMatrix(t *testing.T) {
 			// reconnected (HTTP), its tools not offered meanwhile.
 			{"garbage", outcome{"error", "stopped during the call"}, func(t *testing.T) { serverBack(t) }},
 			{"big", outcome{"error", "larger than"}, nil},
-			{"crash", outcome{"error", "Error: "}, func(t *testing.T) {
+			{"crash", outcome{"error", map[string]string{"stdio": "stopped during the call", "http": "broke during the call"}[tr]}, func(t *testing.T) {
 				if tr == "http" {
 					// The HTTP server's process is the test's: start it
 					// again, as its own supervisor would.
