@@ -2,8 +2,9 @@
 # End-to-end tests: the built ./caddy serves e2e/Caddyfile (llm_stream routes
 # in front of llm_mock fake upstreams), and the real client libraries consume
 # it: the `ai` package (DefaultChatTransport, readUIMessageStream, Chat), the
-# `openai` and `@anthropic-ai/sdk` npm SDKs, eventsource-parser, Codex CLI
-# (@openai/codex), Claude Code, and the Go SDKs openai-go and
+# `openai` and `@anthropic-ai/sdk` npm SDKs, @ag-ui/client's HttpAgent (1.0.0
+# and 0.0.59) and a CopilotKit runtime (e2e/copilotkit), eventsource-parser,
+# Codex CLI (@openai/codex), Claude Code, and the Go SDKs openai-go and
 # anthropic-sdk-go, plus the examples in examples/aisdk-page and
 # examples/go-client, and the agent loop (CONTRACT.md §12) through Caddy
 # with real MCP servers (@modelcontextprotocol/server-everything over stdio
@@ -111,6 +112,7 @@ step "validating e2e/Caddyfile"
 }
 
 npm_install "$root/e2e"
+npm_install "$root/e2e/copilotkit"
 npm_install "$root/examples/aisdk-page"
 step "bundling examples/aisdk-page"
 (cd examples/aisdk-page && npm run --silent build)
@@ -168,11 +170,16 @@ echo "tool servers connected: $(grep -c '"tool server connected"' "$log" || true
 
 failed=()
 
-step "node --test (ai, openai, @anthropic-ai/sdk, codex, claude-code, eventsource-parser, examples/aisdk-page)"
+step "node --test (ai, openai, @anthropic-ai/sdk, @ag-ui/client, codex, claude-code, eventsource-parser, examples/aisdk-page)"
 # E2E_NODE_TESTS narrows the Node tests (files under e2e/, a glob) and
 # E2E_GO_RUN the Go tests (a -run pattern), for working on one part.
 if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 ${E2E_NODE_TESTS:-test/*.test.mjs}); then
 	failed+=("node --test")
+fi
+
+step "node --test in e2e/copilotkit (a CopilotKit runtime with the agui route as its agent)"
+if ! (cd e2e/copilotkit && node --test --test-reporter=spec --test-timeout=60000 ./*.test.mjs); then
+	failed+=("node --test e2e/copilotkit")
 fi
 
 step "go test (openai-go, anthropic-sdk-go, examples/go-client)"
