@@ -116,7 +116,8 @@ type CallRecord struct {
 	Tool string
 	// Outcome is one of a fixed set: ok, tool_error, cancelled, timeout,
 	// unknown_tool, server_down, bad_arguments, input_required,
-	// too_large, protocol_error, server_stopped, failed, closed, panic.
+	// too_large, protocol_error, connection_failed, server_stopped,
+	// failed, closed, panic.
 	Outcome  string
 	Duration time.Duration
 }
