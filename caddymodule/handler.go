@@ -45,9 +45,13 @@ type Handler struct {
 	metrics  *metrics
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation_store.go)
+	resp     *responsesRoute    // a responses route's stored responses, WebSocket mode and compaction (responses_*.go)
 	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
 	// serversStarted is when the servers were started (startupGrace).
 	serversStarted time.Time
+	// path is the config path that leads to the route, found on the
+	// first request (routes.go): its name when it has none.
+	path *routePath
 }
 
 // CaddyModule returns the Caddy module information.
@@ -68,6 +72,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	// Load resolved the protocol and request format rows.
 	h.settings, h.proto = settings, settings.Proto
+	h.path = new(routePath)
 	cfg := pipeline.Config{Format: format.Name(settings.Format), Parser: settings.ParserOptions()}
 	if _, err := pipeline.New(cfg); err != nil {
 		return fmt.Errorf("format: %w", err)
@@ -80,7 +85,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.provisionConversation(); err != nil { // conversation_store.go
+	if err := h.provisionConversation(ctx); err != nil { // conversation_store.go, responses_store.go
 		return err
 	}
 	return h.provisionTools() // tools.go
@@ -97,7 +102,9 @@ func (h *Handler) Validate() error {
 // Cleanup lets go of what Provision opened: the tool servers (stdio
 // servers are stopped and reaped, tools.go) and the conversation store's
 // Redis client, which routes share (conversation_store.go).
-func (h *Handler) Cleanup() error { return errors.Join(h.cleanupTools(), h.conv.close()) }
+func (h *Handler) Cleanup() error {
+	return errors.Join(h.cleanupTools(), h.conv.close(), h.resp.close())
+}
 
 // ServeHTTP shapes the request, proxies it through next, and re-encodes the
 // reply. Requests other than POST pass through untouched (a GET /v1/models
@@ -106,6 +113,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// A conversation route answers init, clear and the rest itself, and
 	// streams only POST …/stream (conversation_endpoints.go).
 	if h.conv != nil && h.conv.serveEndpoint(w, r) {
+		return nil
+	}
+	// A responses route answers GET / DELETE …/{id} and the WebSocket
+	// upgrade itself (responses_store.go, responses_ws.go).
+	if h.resp != nil && h.resp.serveEndpoint(h, w, r, next) {
 		return nil
 	}
 	if r.Method != http.MethodPost {

@@ -36,13 +36,24 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		c.repl.Set("http.llm_stream.message_id", meta.MessageID)
 		c.repl.Set("http.llm_stream.request_id", meta.RequestID)
 	}
+	if c.resp != nil && c.resp.noGenerate {
+		h.answerEmpty(w, c.resp, meta) // responses_store.go
+		return nil
+	}
 
 	p := h.pool.Get().(*pipeline.Pipeline)
-	p.Reset(c.turn.encoder(h.proto.NewEncoder(meta), meta), meta)
+	enc := h.proto.NewEncoder(meta)
+	if c.resp != nil {
+		enc = c.resp.encoder(enc) // stores the response when it ends
+	}
+	p.Reset(c.turn.encoder(enc, meta), meta)
 	p.Validate(c.check)
 	p.SetLoop(c.tools.loop(h))
+	p.CaptureReplies(h.TraceContent)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h.writerRoute(), p, meta, r.Context(), cancel)
+	sw.route = h.routeLabel(serverOf(r))
+	sw.trace = h.newTrace(r, c, sw.route) // tracing.go
 	if h.proto.EarlyStart {
 		sw.open()
 	}
@@ -73,4 +84,10 @@ func (h *Handler) proxy(sw *streamWriter, r *http.Request, next caddyhttp.Handle
 	proxyErr := next.ServeHTTP(sw, r)
 	sw.finish(proxyErr)
 	return nil
+}
+
+// serverOf is the Caddy server r arrived on, nil outside one.
+func serverOf(r *http.Request) *caddyhttp.Server {
+	srv, _ := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	return srv
 }

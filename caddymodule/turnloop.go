@@ -26,7 +26,10 @@ import (
 // sent. body is the request r carries.
 func (h *Handler) turns(sw *streamWriter, r *http.Request, body []byte, next caddyhttp.Handler, tools *offer) error {
 	for {
-		if err := h.proxy(sw, r, next); err != nil {
+		r = sw.trace.startCall(r, body, sw.p.Round()) // tracing.go
+		err := h.proxy(sw, r, next)
+		sw.endCall()
+		if err != nil {
 			return err
 		}
 		nb, round, last, ok := h.nextRequest(sw, body, tools)
@@ -107,11 +110,16 @@ func (h *Handler) runTools(sw *streamWriter, tools *offer) {
 					sw.toolResult(i, agent.ErrorResult("the tool call failed inside the gateway"))
 				}
 			}()
+			span := sw.trace.toolSpan(c) // tracing.go
+			var done toolserver.CallRecord
 			res := h.servers.Call(sw.client, c.Name, c.Arguments, toolserver.CallOptions{
 				Resolver: tools.resolver,
 				Progress: func(pr agent.Progress) { progress.push(i, pr) },
+				Done:     func(cr toolserver.CallRecord) { done = cr },
 			})
+			h.metrics.toolCalled(sw.route, done)
 			sw.toolResult(i, res)
+			sw.trace.endTool(span, done, res, h.settings.ToolServers.ResultBytes())
 		}()
 	}
 	wg.Wait()

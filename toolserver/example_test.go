@@ -43,6 +43,7 @@ func Example() {
 	// always_fail (Always fails)
 	// get_weather (Weather)
 	// search_knowledge (Search the knowledge base)
+	// sleep (Sleep)
 	// false Paris: 21°C, cloudy, humidity 43% (demo data)
 	// true Unknown tool "no_such_tool": no tool of that name is offered. Use one of the tools you were given.
 }

@@ -100,7 +100,7 @@ func TestBuiltinDemo(t *testing.T) {
 	for _, tl := range tools {
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, ","); got != "always_fail,get_weather,search_knowledge" {
+	if got := strings.Join(names, ","); got != "always_fail,get_weather,search_knowledge,sleep" {
 		t.Fatalf("tools = %s", got)
 	}
 	w, _ := s.Lookup("get_weather")
@@ -136,6 +136,44 @@ func TestBuiltinDemo(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) == 0 || len(got) > 3 || got[0].Total != 3 || got[0].Message == "" {
 		t.Errorf("progress = %+v, want 1 to 3 reports of 3 steps", got)
+	}
+}
+
+// TestBuiltinDemoSleep: sleep reports progress each second, answers how
+// long it slept, refuses a bad duration, and ends at once when cancelled.
+func TestBuiltinDemoSleep(t *testing.T) {
+	s, _ := newSet(t, config.MCPServer{Name: "demo", Builtin: "demo", Allow: []string{"sleep"}})
+	var mu sync.Mutex
+	var got []agent.Progress
+	r := s.Call(context.Background(), "sleep", []byte(`{"seconds":1.2}`), CallOptions{Progress: func(p agent.Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	if r.IsError || text(r) != "Slept 1.2 seconds." {
+		t.Errorf("sleep = %+v", r)
+	}
+	mu.Lock()
+	if len(got) == 0 || got[0].Total != 2 || got[0].Message != "slept 0 of 1.2s" {
+		t.Errorf("progress = %+v, want reports of 2 steps", got)
+	}
+	mu.Unlock()
+	for _, bad := range []string{`{}`, `{"seconds":-1}`, `{"seconds":61}`, `{"seconds":"x"}`} {
+		if r := callT(s, "sleep", bad); !r.IsError {
+			t.Errorf("sleep %s = %+v, want an error", bad, r)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan agent.Result, 1)
+	go func() { done <- s.Call(ctx, "sleep", []byte(`{"seconds":60}`), CallOptions{}) }()
+	select {
+	case r := <-done:
+		if !r.IsError {
+			t.Errorf("a cancelled sleep = %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled sleep did not end")
 	}
 }
 
@@ -181,23 +219,23 @@ func TestNameCollision(t *testing.T) {
 	// Warned as soon as both servers listed their tools, before any
 	// request.
 	waitFor(t, "the collision warnings", func() bool {
-		return logs.FilterMessageSnippet("an earlier server offers the same name").Len() == 3
+		return logs.FilterMessageSnippet("an earlier server offers the same name").Len() == len(demo.Tools())
 	})
 	var names []string
 	for _, tl := range s.Tools(context.Background(), nil) {
 		names = append(names, tl.Server+":"+tl.Name)
 	}
-	want := "first:always_fail,first:get_weather,first:search_knowledge,third:t_always_fail,third:t_get_weather,third:t_search_knowledge"
+	want := "first:always_fail,first:get_weather,first:search_knowledge,first:sleep,third:t_always_fail,third:t_get_weather,third:t_search_knowledge,third:t_sleep"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("tools = %s\nwant    %s", got, want)
 	}
 	w := logs.FilterMessageSnippet("an earlier server offers the same name").All()
-	if len(w) != 3 || w[0].ContextMap()["offered_from"] != "first" || w[0].ContextMap()["not_offered_from"] != "second" {
+	if len(w) != len(demo.Tools()) || w[0].ContextMap()["offered_from"] != "first" || w[0].ContextMap()["not_offered_from"] != "second" {
 		t.Errorf("warnings = %v", w)
 	}
 	s.Tools(context.Background(), nil) // warned once only
-	if n := logs.FilterMessageSnippet("an earlier server offers the same name").Len(); n != 3 {
-		t.Errorf("%d warnings after a second listing, want 3", n)
+	if n := logs.FilterMessageSnippet("an earlier server offers the same name").Len(); n != len(demo.Tools()) {
+		t.Errorf("%d warnings after a second listing, want one per tool, %d", n, len(demo.Tools()))
 	}
 	if r := callT(s, "t_get_weather", `{"city":"Oslo"}`); r.IsError {
 		t.Errorf("prefixed call = %+v", r)

@@ -37,6 +37,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
+//		call_offered_tool           # a request offering tools gets a call of the first
 //		by_round                    # pick the reply by the request's agent-loop round, not in rotation
 //		fault <kind> [every <n>] [burst <n>] [after <bytes>] [delay <duration>] [status <code>]
 //		                            # repeatable: reset, stall, garbage, slow_start, status (fault.go)
@@ -98,6 +99,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.RandomChunks = true
+		case "call_offered_tool":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.CallOfferedTool = true
 		case "by_round":
 			if d.NextArg() {
 				return d.ArgErr()

@@ -75,6 +75,12 @@ type Mock struct {
 	// TruncateAfter, if positive, cuts the connection after that many reply
 	// bytes, before any finish_reason: a broken upstream, for failure tests.
 	TruncateAfter int `json:"truncate_after,omitempty"`
+	// CallOfferedTool makes a request that offers tools, and whose last
+	// message is not a tool result, answered with a call of its first tool
+	// (arguments "{}") instead of the reply: a model that uses the tool it
+	// is given, then answers once it has the result, whatever order
+	// concurrent requests come in (the Open Responses compliance tests).
+	CallOfferedTool bool `json:"call_offered_tool,omitempty"`
 	// ByRound picks the reply (and tool calls) by the request's round of
 	// an agent loop instead of rotating: a request whose messages after
 	// the last user message hold k assistant messages is round k+1 and
@@ -82,8 +88,9 @@ type Mock struct {
 	// request instead of counting requests lets concurrent conversations
 	// each get their own script (CONTRACT.md §12's demo). In a reply,
 	// {{tool_result}} stands for the content of the request's last tool
-	// message (at most 400 bytes), so that the scripted answer shows what
-	// the tool really returned.
+	// message (at most 400 bytes: a longer one is its start, " … " and its
+	// end), so that the scripted answer shows what the tool really
+	// returned, and where the gateway cut a result, its marker.
 	ByRound bool `json:"by_round,omitempty"`
 	// Faults make some requests fail as real upstreams do (fault.go):
 	// the first fault that picks a request applies to it.
@@ -239,6 +246,13 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		}
 	}
 	reply, calls := m.script(n, body)
+	if m.CallOfferedTool {
+		msgs := gjson.GetBytes(body, "messages").Array()
+		name := gjson.GetBytes(body, "tools.0.function.name").String()
+		if name != "" && len(msgs) > 0 && msgs[len(msgs)-1].Get("role").String() != "tool" {
+			reply, calls = nil, []mockCall{{name: name, args: "{}"}}
+		}
+	}
 	t := mockTurn{
 		m: m, w: w, r: r, reply: reply, calls: calls, fault: fault,
 		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),
@@ -306,19 +320,26 @@ func roundOf(body []byte) int {
 	return round
 }
 
-// lastToolResult returns the content of the request's last tool message,
-// at most 400 bytes of it, on a character boundary.
+// lastToolResult returns the content of the request's last tool message:
+// at most 400 bytes of it, its first 280 bytes and its last 115 around an
+// ellipsis, cut on character boundaries (the end of a result cut by the
+// gateway holds the marker a test looks for).
 func lastToolResult(body []byte) []byte {
+	const head, tail = 280, 115
 	msgs := gjson.GetBytes(body, "messages").Array()
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Get("role").String() == "tool" {
 			s := msgs[i].Get("content").String()
-			if len(s) > 400 {
-				cut := 400
-				for cut > 0 && !utf8.RuneStart(s[cut]) {
-					cut--
+			if len(s) > head+tail+len(" … ") {
+				h := head
+				for h > 0 && !utf8.RuneStart(s[h]) {
+					h--
 				}
-				s = s[:cut] + "…"
+				t := len(s) - tail
+				for t < len(s) && !utf8.RuneStart(s[t]) {
+					t++
+				}
+				s = s[:h] + " … " + s[t:]
 			}
 			return []byte(s)
 		}

@@ -3,9 +3,13 @@ package llmmock
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
 )
 
 // TestMockPieces checks how llm_mock cuts a reply into deltas: nothing
@@ -64,6 +68,32 @@ func TestMockPieces(t *testing.T) {
 	}
 }
 
+// TestCallOfferedTool checks call_offered_tool: a request offering tools
+// gets a call of the first one, a request whose last message is a tool
+// result (or that offers none) the reply.
+func TestCallOfferedTool(t *testing.T) {
+	zero := caddy.Duration(0)
+	m := &Mock{ReplyTexts: []string{"the answer"}, CallOfferedTool: true, Interval: &zero}
+	if err := m.Provision(caddy.Context{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{}}}]`
+	for _, tc := range []struct{ body, want string }{
+		{`{"messages":[{"role":"user","content":"hi"}],` + tools + `}`, `"name":"get_weather"`},
+		{`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"sunny"}],` + tools + `}`, `"the answer"`},
+		{`{"messages":[{"role":"user","content":"hi"}]}`, `"the answer"`},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(tc.body))
+		if err := m.ServeHTTP(w, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s:\n%s\nwant %s", tc.body, w.Body, tc.want)
+		}
+	}
+}
+
 // TestMockByRound: with by_round the reply is chosen by the request's
 // round of an agent loop, read from its messages, whatever other requests
 // came before, and {{tool_result}} shows the last tool result.
@@ -94,9 +124,13 @@ func TestMockByRound(t *testing.T) {
 			}
 		})
 	}
-	long := `{"messages":[{"role":"user","content":"q"},{"role":"assistant"},{"role":"tool","content":"` + strings.Repeat("é", 300) + `"}]}`
+	long := `{"messages":[{"role":"user","content":"q"},{"role":"assistant"},{"role":"tool","content":"` +
+		`start` + strings.Repeat("é", 300) + `[cut: the marker]"}]}`
 	reply, _ := m.script(1, []byte(long))
-	if !utf8.Valid(reply) || len(reply) > len("Found: ")+400+len("…") {
-		t.Errorf("a long tool result is not cut on a character boundary at 400 bytes: %d bytes", len(reply))
+	if !utf8.Valid(reply) || len(reply) > len("Found: ")+400 {
+		t.Errorf("a long tool result is not cut on character boundaries to 400 bytes: %d bytes", len(reply))
+	}
+	if got := string(reply); !strings.HasPrefix(got, "Found: startéé") || !strings.Contains(got, "é … é") || !strings.HasSuffix(got, "é[cut: the marker]") {
+		t.Errorf("a long tool result is not its start and its end: %q", got)
 	}
 }

@@ -21,11 +21,21 @@
 //   - sample the gateway's own metrics (-metrics: Caddy's admin /metrics,
 //     process and Go collectors) to give CPU per stream, RSS, heap,
 //     goroutines and open files per open stream, and their course over a
-//     soak.
+//     soak;
+//
+//   - without a metrics endpoint, read the Caddy process itself: -pid
+//     (Linux) reports the CPU time it spent per stream (user and system,
+//     from /proc/<pid>/stat, before and after the run: mock included when
+//     the mock runs in the same Caddy), and -admin (Caddy's admin address)
+//     samples its Go heap and goroutines while the streams run and reports
+//     the peak over the idle values per stream in flight (what a running
+//     stream, an agent loop's call for one, holds).
 //
 //     go run ./cmd/llmload -url http://127.0.0.1:8480/gymbro -n 2000 -c 32
 //     go run ./cmd/llmload -url gymbro=http://127.0.0.1:8480/gymbro,openai=http://127.0.0.1:8480/openai \
 //     -rate 50 -duration 1h -metrics http://127.0.0.1:2019/metrics -sample 1m
+//     go run ./cmd/llmload -url http://127.0.0.1:8480/agent2 -n 3000 -c 32 -pid $(pgrep -f 'caddy run')
+//     go run ./cmd/llmload -url http://127.0.0.1:8480/agentsleep -n 200 -c 200 -admin http://127.0.0.1:8482
 //
 // Faults on the upstream side are llm_mock's (fault), and on the tool
 // servers' llmstream-demo-mcp's (--fault); examples/load/run.sh puts the
@@ -71,6 +81,8 @@ type options struct {
 	monitorOnly bool
 	leftovers   time.Duration
 	slack       float64
+	pid         int    // the Caddy process whose CPU time per stream is reported (/proc)
+	admin       string // Caddy's admin address: heap and goroutines per stream in flight
 }
 
 // clientFaults are the client-side faults: each applies to every N-th
@@ -145,6 +157,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.leftovers, "leftovers", 0, "after the load, wait up to this long for the gateway's goroutines and open files to come back to their baseline (-metrics), and fail the run if they do not")
 	fs.Float64Var(&o.slack, "slack", 20, "goroutines and open files above the baseline that -leftovers allows (idle pooled connections: Redis, upstream keep-alive)")
 	fs.BoolVar(&o.monitorOnly, "monitor", false, "only sample -metrics, every -sample, for -duration (no streams): watch a soak from outside")
+	fs.IntVar(&o.pid, "pid", 0, "the Caddy process: report its CPU time per stream (Linux /proc), mock included when the mock runs in the same Caddy")
+	fs.StringVar(&o.admin, "admin", "", "Caddy's admin address (http://host:port): sample its heap in use and goroutines every 100ms (/debug/vars, /debug/pprof) and report the peak over idle per stream in flight")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -225,6 +239,18 @@ func run(ctx context.Context, o options, w io.Writer) (failed bool, err error) {
 	defer transport.CloseIdleConnections()
 
 	l := &load{o: o, client: client, refs: map[string]*reference{}}
+	var cpuBefore time.Duration
+	if o.pid != 0 {
+		if cpuBefore, err = cpuTime(o.pid); err != nil {
+			return false, err
+		}
+	}
+	var mem *memSampler
+	if o.admin != "" {
+		if mem, err = startSampling(o.admin); err != nil {
+			return false, err
+		}
+	}
 	if err := mon.start(ctx); err != nil {
 		return false, err
 	}
@@ -249,6 +275,18 @@ func run(ctx context.Context, o options, w io.Writer) (failed bool, err error) {
 	transport.CloseIdleConnections()
 	failed = l.report(w, elapsed)
 	mon.report(w, l.done.Load(), l.peak.Load())
+	if o.pid != 0 {
+		after, err := cpuTime(o.pid)
+		if err != nil {
+			return failed, err
+		}
+		used := after - cpuBefore
+		fmt.Fprintf(w, "caddy cpu %v in all, %.0f µs per stream, %.0f%% of one core\n",
+			used.Round(time.Millisecond), float64(used.Microseconds())/float64(max(l.done.Load(), 1)), 100*used.Seconds()/elapsed.Seconds())
+	}
+	if mem != nil {
+		mem.stop(w, max(int(l.peak.Load()), 1))
+	}
 	if o.leftovers > 0 {
 		left, err := mon.settle(ctx, o.leftovers, o.slack)
 		if err != nil {

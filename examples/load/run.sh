@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The load and fault harness (docs/operations.md "Load and faults"): starts
-# the fake upstreams (mock.Caddyfile), Redis and the gateway (Caddyfile) on
+# the fake upstreams (mock.Caddyfile), Redis and the gateway (gateway.Caddyfile) on
 # 127.0.0.1, runs llmload, and stops them. From the repository root:
 #
 #   examples/load/run.sh streams [N] [ROUTE...] N paced streams open at once (default 10000) on each ROUTE
@@ -80,7 +80,7 @@ up() {
 	start_redis && have_redis=1
 	"$caddy" run --config examples/load/mock.Caddyfile >"$out/mock.log" 2>&1 &
 	pids+=($!)
-	"$caddy" run --config examples/load/Caddyfile >"$out/gateway.log" 2>&1 &
+	"$caddy" run --config examples/load/gateway.Caddyfile >"$out/gateway.log" 2>&1 &
 	gateway_pid=$!
 	pids+=("$gateway_pid")
 	wait_port 127.0.0.1:8481

@@ -9,13 +9,21 @@ export const escape = (s) =>
 
 const json = (v) => escape(JSON.stringify(v, null, 2));
 
+/** output renders a tool's output: text as it is, anything else as JSON. */
+const output = (v) => (typeof v === 'string' ? escape(v) : json(v));
+
 /** renderPart renders one part of an assistant or user message. */
 export function renderPart(part) {
   if (isToolUIPart(part)) {
+    // A tool the gateway ran (llmstream's agent loop) is providerExecuted:
+    // its output comes in the stream, the page runs nothing.
     return (
-      `<div class="part tool" data-state="${escape(part.state)}">` +
-      `<div class="label">tool call: <code>${escape(getToolName(part))}</code> (${escape(part.state)})</div>` +
+      `<div class="part tool" data-state="${escape(part.state)}"${part.providerExecuted ? ' data-run-by="gateway"' : ''}>` +
+      `<div class="label">tool call: <code>${escape(getToolName(part))}</code> (${escape(part.state)})` +
+      (part.title ? ` <span class="title">${escape(part.title)}</span>` : '') +
+      `</div>` +
       `<pre class="input">${json(part.input)}</pre>` +
+      (part.state === 'output-available' ? `<pre class="output">${output(part.output)}</pre>` : '') +
       (part.errorText ? `<div class="error">${escape(part.errorText)}</div>` : '') +
       `</div>`
     );
@@ -38,6 +46,12 @@ export function renderPart(part) {
       );
     case 'data-artifacts':
       return `<div class="part artifacts"><div class="label">artifacts</div><pre>${json(part.data.items)}</pre></div>`;
+    case 'data-tool-progress': {
+      // A running tool's progress, replaced in place as it goes.
+      const d = part.data;
+      const count = d.total ? `${d.progress}/${d.total}` : `${d.progress}`;
+      return `<div class="part progress" data-tool="${escape(d.toolCallId)}">${escape(d.toolName)}: ${escape(count)}${d.message ? ` ${escape(d.message)}` : ''}</div>`;
+    }
     case 'data-violations':
       return `<div class="part violations">format violations: ${part.data.violations.map((v) => `<code>${escape(v.code)}</code>`).join(' ')}</div>`;
     case 'step-start':
