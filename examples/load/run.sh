@@ -35,7 +35,7 @@ go build -o "$out/llmload" ./cmd/llmload
 load=("$out/llmload")
 gw=http://127.0.0.1:8480
 metrics=http://127.0.0.1:8490/metrics
-protocols=(gymbro jsonseq skillpet aisdk openai responses anthropic)
+protocols=(gymbro jsonseq skillpet aisdk openai responses anthropic agui)
 
 pids=()
 cleanup() {
