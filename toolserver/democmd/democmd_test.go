@@ -109,11 +109,16 @@ func TestDieFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Lyon"}`)}); err == nil {
 		t.Error("the call was answered by a server that died")
 	}
-	_ = cmd.Wait()
+	// The transport waits for the process it started when the session
+	// closes; a Wait of our own beside it could return before the exit
+	// status is known ("Wait was already called").
+	_ = cs.Close()
+	if cmd.ProcessState == nil {
+		_ = cmd.Wait()
+	}
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
 		t.Errorf("exit %v, want status 3", cmd.ProcessState)
 	}
