@@ -277,6 +277,12 @@ func failureSite(t *testing.T, calls map[string]string, httpAddr, closedAddr str
 		rewrite * /mock/{http.request.uri.path.1}/v1/chat/completions
 		reverse_proxy {http.request.hostport} {
 			flush_interval -1
+			# No pooled upstream connections: how many the pool holds
+			# depends on timing (3 goroutines each), and the counts
+			# after each case are about the tool servers.
+			transport http {
+				keepalive off
+			}
 		}
 	}
 `
