@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"go.uber.org/zap"
@@ -106,7 +107,7 @@ func (t *turn) store(id string, r *conversation.Reply) {
 	if len(recs) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		if err := t.lock.Append(ctx, recs...); err != nil {
+		if err := appendRetrying(ctx, t.lock, recs); err != nil {
 			// The user's message is stored and the reply is not: the next
 			// turn's request gives it conversation.NoteNoReply.
 			lost := errors.Is(err, conversation.ErrLockLost)
@@ -114,6 +115,28 @@ func (t *turn) store(id string, r *conversation.Reply) {
 		}
 	}
 	t.release()
+}
+
+// appendRetrying appends a reply's records, trying again while the store
+// is unreachable (a Redis restarting: the load harness's fault runs found
+// completed turns whose replies were lost to a restart of a second) until
+// ctx ends. The client's terminal event waits meanwhile, so that a client
+// that saw its turn complete finds it in the history. A lock that expired
+// is not retried: another holder may write now.
+func appendRetrying(ctx context.Context, lock conversation.Lock, recs []conversation.Record) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := lock.Append(ctx, recs...)
+		if err == nil || errors.Is(err, conversation.ErrLockLost) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // release gives the conversation back, once.

@@ -1,6 +1,7 @@
 package llmmock
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -38,6 +39,8 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		truncate_after  <bytes>
 //		call_offered_tool           # a request offering tools gets a call of the first
 //		by_round                    # pick the reply by the request's agent-loop round, not in rotation
+//		fault <kind> [every <n>] [burst <n>] [after <bytes>] [delay <duration>] [status <code>]
+//		                            # repeatable: reset, stall, garbage, slow_start, status (fault.go)
 //	}
 func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -47,7 +50,7 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		name := d.Val()
-		if seen[name] && name != "reply_file" && name != "reply_text" && name != "tool_calls_file" && name != "replay_file" {
+		if seen[name] && name != "reply_file" && name != "reply_text" && name != "tool_calls_file" && name != "replay_file" && name != "fault" {
 			return d.Errf("%s: specified more than once", name)
 		}
 		seen[name] = true
@@ -106,6 +109,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.ByRound = true
+		case "fault":
+			var f Fault
+			if f, err = parseFault(d); err == nil {
+				m.Faults = append(m.Faults, f)
+			}
 		case "model":
 			err = cfargs.One(d, &m.Model)
 		case "truncate_after":
@@ -118,6 +126,47 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
+}
+
+// parseFault reads `fault <kind> [every <n>] [burst <n>] [after <bytes>]
+// [delay <duration>] [status <code>]`.
+func parseFault(d *caddyfile.Dispenser) (Fault, error) {
+	var f Fault
+	if !d.NextArg() {
+		return f, d.Errf("fault: missing kind")
+	}
+	f.Kind = d.Val()
+	for d.NextArg() {
+		key := d.Val()
+		if !d.NextArg() {
+			return f, d.Errf("fault %s: %s needs a value", f.Kind, key)
+		}
+		val := d.Val()
+		var err error
+		switch key {
+		case "every":
+			f.Every, err = strconv.Atoi(val)
+		case "burst":
+			f.Burst, err = strconv.Atoi(val)
+		case "after":
+			f.After, err = strconv.Atoi(val)
+		case "status":
+			f.Status, err = strconv.Atoi(val)
+		case "delay":
+			var dur time.Duration
+			dur, err = caddy.ParseDuration(val)
+			f.Delay = caddy.Duration(dur)
+		default:
+			return f, d.Errf("fault %s: unknown setting %q (every, burst, after, delay, status)", f.Kind, key)
+		}
+		if err != nil {
+			return f, d.Errf("fault %s: %s: %v", f.Kind, key, err)
+		}
+	}
+	if err := f.check(); err != nil {
+		return f, d.Err(err.Error())
+	}
+	return f, nil
 }
 
 // Interface guard.

@@ -92,6 +92,9 @@ type Mock struct {
 	// end), so that the scripted answer shows what the tool really
 	// returned, and where the gateway cut a result, its marker.
 	ByRound bool `json:"by_round,omitempty"`
+	// Faults make some requests fail as real upstreams do (fault.go):
+	// the first fault that picks a request applies to it.
+	Faults []Fault `json:"faults,omitempty"`
 
 	replies   [][]byte
 	replays   [][]byte
@@ -173,6 +176,11 @@ func (m *Mock) Provision(caddy.Context) error {
 	if m.Record {
 		m.recorded = new(recorder)
 	}
+	for i := range m.Faults {
+		if err := m.Faults[i].check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -227,6 +235,16 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 	if m.recorded != nil {
 		m.recorded.add(body)
 	}
+	fault := m.faultFor(n)
+	if fault != nil && fault.Kind == FaultStatus {
+		return statusFault(w, fault)
+	}
+	if fault != nil && fault.Kind == FaultSlowStart {
+		t := mockTurn{r: r}
+		if !t.wait(time.Duration(fault.Delay)) {
+			return nil // the client left
+		}
+	}
 	reply, calls := m.script(n, body)
 	if m.CallOfferedTool {
 		msgs := gjson.GetBytes(body, "messages").Array()
@@ -236,7 +254,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		}
 	}
 	t := mockTurn{
-		m: m, w: w, r: r, reply: reply, calls: calls,
+		m: m, w: w, r: r, reply: reply, calls: calls, fault: fault,
 		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),
 		created: time.Now().Unix(),
 		prompt:  len(body) / 4,
@@ -342,6 +360,8 @@ type mockTurn struct {
 	sent    int // reply bytes sent, for TruncateAfter
 	buf     []byte
 	rng     *rand.Rand // delta sizes, with RandomChunks
+	fault   *Fault     // the request's fault, nil for none
+	faulted bool       // the mid-stream fault happened
 }
 
 // callID is the id of the turn's call i: unique per request, so that the
@@ -368,6 +388,9 @@ func (t *mockTurn) stream(usage bool) error {
 			// Cut the connection without a finish: net/http aborts the
 			// response quietly for this panic value.
 			panic(http.ErrAbortHandler)
+		}
+		if !t.midStream() {
+			return nil // the client left during a stall
 		}
 		t.sent += len(piece)
 		if err := t.delta("content", piece); err != nil {

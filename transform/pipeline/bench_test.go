@@ -139,3 +139,47 @@ func BenchmarkReplyRecord(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPipelineDelta feeds a paced stream as it arrives through
+// reverse_proxy: one upstream event (one 12-byte content delta) per Feed,
+// each Feed's output a write of its own, the ThinkingML fixture reply as
+// the load harness's mock streams it (examples/load). It is the per-delta
+// cost that the gateway adds to a paced stream, which the 32 KiB writes of
+// BenchmarkPipeline amortise away.
+func BenchmarkPipelineDelta(b *testing.B) {
+	fixture, err := os.ReadFile("../../examples/fixtures/thinkingml.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := upstreamBody(string(fixture), 12)
+	var events [][]byte
+	for rest := body; len(rest) > 0; {
+		i := strings.Index(string(rest), "\n\n") + 2
+		events = append(events, rest[:i])
+		rest = rest[i:]
+	}
+	for _, proto := range protocol.Protocols() {
+		b.Run(proto.Name, func(b *testing.B) {
+			p, err := New(Config{Format: format.ThinkingML})
+			if err != nil {
+				b.Fatal(err)
+			}
+			meta := transform.Meta{MessageID: "msg_bench", RequestID: "req_bench", Stream: true, Created: time.Unix(1, 0)}
+			out := make([]byte, 0, 4<<10)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				p.Reset(proto.NewEncoder(meta), meta)
+				out = p.Start(out[:0], "text/event-stream", "")
+				for _, ev := range events {
+					out = p.Feed(out[:0], ev)
+				}
+				out = p.Close(out[:0])
+				if !p.Ended() || p.Failed() {
+					b.Fatalf("stream did not complete: %+v", p.Summary())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/delta")
+		})
+	}
+}

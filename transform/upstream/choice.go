@@ -48,6 +48,14 @@ func (d *ChunkDecoder) choices(choices *array, member string) {
 // index, nil when it has none.
 func (d *ChunkDecoder) choice(ch *object, member string) (index []byte) {
 	for key, ok := ch.next(); ok; key, ok = ch.next() {
+		if string(key) == member {
+			// Compared apart: a variable among the constant cases makes
+			// the switch convert every key to a string.
+			if msg, ok := ch.object(); ok {
+				d.message(&msg, member == "message")
+			}
+			continue
+		}
 		switch string(key) {
 		case "index":
 			index = ch.raw()
@@ -59,10 +67,6 @@ func (d *ChunkDecoder) choice(ch *object, member string) (index []byte) {
 		case "usage":
 			if raw := ch.raw(); isObject(raw) {
 				d.choiceUsage = raw
-			}
-		case member:
-			if msg, ok := ch.object(); ok {
-				d.message(&msg, member == "message")
 			}
 		}
 	}

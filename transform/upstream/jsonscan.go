@@ -33,6 +33,11 @@ func (c *cursor) fail() {
 }
 
 func (c *cursor) skipSpace() {
+	// Providers send compact JSON: the common case is no space at all,
+	// decided on one byte.
+	if c.i < len(c.data) && c.data[c.i] > ' ' {
+		return
+	}
 	for c.i < len(c.data) {
 		switch c.data[c.i] {
 		case ' ', '\t', '\n', '\r':
@@ -87,18 +92,23 @@ func (o *object) next() ([]byte, bool) {
 		return nil, false
 	}
 	c.skipSpace()
-	if c.peek() == '}' {
+	switch c.peek() {
+	case '}':
 		c.i++
 		o.done = true
 		return nil, false
-	}
-	if o.started {
-		if c.peek() != ',' {
+	case ',':
+		if !o.started {
 			c.fail()
 			return nil, false
 		}
 		c.i++
 		c.skipSpace()
+	default:
+		if o.started {
+			c.fail()
+			return nil, false
+		}
 	}
 	o.started = true
 	if c.peek() != '"' {
@@ -110,10 +120,12 @@ func (o *object) next() ([]byte, bool) {
 		return nil, false
 	}
 	key := c.data[start+1 : c.i-1]
-	c.skipSpace()
-	if c.peek() != ':' {
-		c.fail()
-		return nil, false
+	if c.peek() != ':' { // compact JSON has it right there
+		c.skipSpace()
+		if c.peek() != ':' {
+			c.fail()
+			return nil, false
+		}
 	}
 	c.i++
 	c.skipSpace()
@@ -239,18 +251,39 @@ func (c *cursor) skipValue(depth int) {
 }
 
 // skipString moves the cursor past the string whose opening quote is at
-// the cursor. A quote preceded by an odd number of backslashes is escaped.
+// the cursor; a backslash escapes the byte after it. The keys and the
+// values of a streamed chunk are short: their first shortString bytes are
+// read one by one, which costs less than starting bytes.IndexByte for each;
+// a longer string (a completion's content, a tool call's arguments) is
+// searched for its quotes with it.
 func (c *cursor) skipString() bool {
-	open := c.i
-	for j := open + 1; ; {
-		k := bytes.IndexByte(c.data[j:], '"')
+	d := c.data
+	j := c.i + 1
+	for end := min(len(d), j+shortString); j < end; j++ {
+		switch d[j] {
+		case '"':
+			c.i = j + 1
+			return true
+		case '\\':
+			j++ // the escaped byte
+		}
+	}
+	if j >= len(d) {
+		c.fail()
+		return false
+	}
+	// A quote preceded by an odd number of backslashes is escaped; the
+	// search for them stops at the last byte the loop above passed.
+	open := j - 1
+	for {
+		k := bytes.IndexByte(d[j:], '"')
 		if k < 0 {
 			c.fail()
 			return false
 		}
 		q := j + k
 		n := 0
-		for p := q - 1; p > open && c.data[p] == '\\'; p-- {
+		for p := q - 1; p > open && d[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
@@ -260,6 +293,10 @@ func (c *cursor) skipString() bool {
 		j = q + 1
 	}
 }
+
+// shortString is how many bytes of a string skipString reads one by one
+// before it searches the rest with bytes.IndexByte.
+const shortString = 48
 
 // skipScalar moves the cursor past a number or literal. Numbers are checked
 // only for their first byte: the decoder reads no number but a tool call's
@@ -283,9 +320,16 @@ func (c *cursor) skipScalar() {
 	c.i = j
 }
 
-func scalarByte(b byte) bool {
-	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '+' || b == '-'
-}
+func scalarByte(b byte) bool { return scalarBytes[b] }
+
+// scalarBytes are the bytes of numbers and literals: letters, digits, '.',
+// '+' and '-'; a table, since every chunk has a few scalars to skip.
+var scalarBytes = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '+' || b == '-'
+	}
+	return t
+}()
 
 // isString reports whether a raw JSON value is a string.
 func isString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
