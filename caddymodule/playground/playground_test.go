@@ -40,14 +40,17 @@ func TestServed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Caddy in process")
 	}
-	caddytest.NewTester(t).InitServer(`{
+	// Ports of its own: go test runs this package beside caddymodule,
+	// whose in-process Caddy takes caddytest's default admin and HTTP
+	// ports; sharing them, each would load its config over the other's.
+	caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: 2998}).InitServer(`{
 	skip_install_trust
-	admin localhost:2999
-	http_port 9080
-	https_port 9443
+	admin localhost:2998
+	http_port 9081
+	https_port 9444
 	grace_period 1ns
 }
-http://localhost:9080 {
+http://localhost:9081 {
 	handle /mock/* {
 		llm_mock {
 			reply_text "hi"
@@ -59,7 +62,7 @@ http://localhost:9080 {
 			system_prompt_text "SECRET-PROMPT {env.HOME}"
 			name chat
 		}
-		reverse_proxy 127.0.0.1:9080 {
+		reverse_proxy 127.0.0.1:9081 {
 			header_up Authorization "Bearer SECRET-KEY"
 		}
 	}
@@ -78,13 +81,13 @@ http://localhost:9080 {
 				}
 			}
 		}
-		reverse_proxy 127.0.0.1:9080
+		reverse_proxy 127.0.0.1:9081
 	}
 	handle /wild/* {
 		llm_stream {
 			protocol gymbro
 		}
-		reverse_proxy 127.0.0.1:9080
+		reverse_proxy 127.0.0.1:9081
 	}
 	handle /playground/* {
 		llm_stream_playground
@@ -94,7 +97,7 @@ http://localhost:9080 {
 
 	get := func(path string) (*http.Response, string) {
 		t.Helper()
-		resp, err := http.Get("http://localhost:9080" + path)
+		resp, err := http.Get("http://localhost:9081" + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +154,7 @@ http://localhost:9080 {
 	}
 
 	// Anything but GET and HEAD is not the page's.
-	presp, err := http.Post("http://localhost:9080/playground/", "application/json", strings.NewReader("{}"))
+	presp, err := http.Post("http://localhost:9081/playground/", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
