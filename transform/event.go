@@ -194,6 +194,11 @@ const (
 	// ToolFailed: the tool reported an error, timed out, or could not be
 	// reached; the model got the error as the call's result.
 	ToolFailed = "error"
+	// ToolAwaiting: the call waits for the user (CONTRACT.md §13): the
+	// route's approval, or a choice or form the tool server asked for
+	// (MCP elicitation). Tool.Await says what is asked. The turn ends
+	// after the round, and the user's answer resumes the call.
+	ToolAwaiting = "awaiting_user"
 )
 
 // Tool describes a call to a tool the gateway runs (CONTRACT.md §12).
@@ -213,8 +218,65 @@ type Tool struct {
 	// Status is a KindToolResult's outcome: ToolCompleted or ToolFailed.
 	Status string
 	// Output is a KindToolResult's result as text, as the model got it
-	// (cut at the route's max_result_bytes).
+	// (cut at the route's max_result_bytes). For a call awaiting the user
+	// it is what the conversation stores while it waits.
 	Output string
+	// Await is set on a KindToolResult whose Status is ToolAwaiting: what
+	// the user is asked.
+	Await *Await
+}
+
+// AwaitKind says what a call waiting for the user asks (CONTRACT.md §13).
+type AwaitKind uint8
+
+// The kinds of questions a call may wait on.
+const (
+	// AwaitApproval asks whether the call may run: a tool the route marks
+	// approve. Options are approve and deny.
+	AwaitApproval AwaitKind = iota
+	// AwaitChoice asks for one of Options: an MCP elicitation whose
+	// answer is one choice.
+	AwaitChoice
+	// AwaitForm asks Questions: an MCP elicitation with several fields,
+	// shown as a form (skillpet ask_user).
+	AwaitForm
+)
+
+// Await is what a call that waits for the user asks (CONTRACT.md §13,
+// specs/002 §3.3 tool_result awaiting_user).
+type Await struct {
+	Kind AwaitKind
+	// ID is what the client's answer names: the AI SDK approvalId, the
+	// Responses mcp_approval_request id. Empty where the call id serves
+	// (skillpet's /tool-response names the toolCallId).
+	ID string
+	// Message is the question, for the user.
+	Message string
+	// Options are the answers of an approval or a choice.
+	Options []Option
+	// Questions are a form's fields.
+	Questions []Question
+}
+
+// The option ids of an approval.
+const (
+	OptionApprove = "approve"
+	OptionDeny    = "deny"
+)
+
+// Option is one answer the user may pick (specs/002 §3.3 options).
+type Option struct {
+	ID, Label, Description string
+}
+
+// Question is one field of a form (specs/002 §3.4 AskUserQuestion).
+type Question struct {
+	ID, Prompt string
+	Options    []Option
+	// AllowFreeText lets the user write an answer of their own;
+	// AllowMultiple lets them pick several options.
+	AllowFreeText, AllowMultiple bool
+	Placeholder                  string
 }
 
 // Clarify is a clarification the model asks of the user (specs/004 §7.2

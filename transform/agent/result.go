@@ -48,6 +48,10 @@ type Result struct {
 	// Structured is the tool's structured content (MCP
 	// structuredContent), raw JSON, or nil.
 	Structured []byte
+	// Park is set when the call waits for the user instead of having a
+	// result (CONTRACT.md §13): the round ends showing Park.Await, and the
+	// user's answer resumes the call. Parts and IsError are then unused.
+	Park *Park
 }
 
 // ErrorResult is the result of a call that failed before or instead of

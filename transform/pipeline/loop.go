@@ -41,10 +41,19 @@ type ServerCall struct {
 	Refused string
 	// Tool is its label and server.
 	Tool transform.Tool
+	// Park is set while the call waits for the user (CONTRACT.md §13):
+	// its result was a park. Answer is set on a resumed call the user
+	// answered (Resume): the caller runs it on.
+	Park   *agent.Park
+	Answer *agent.Answer
 
 	result string // the tool message's content, once the result came
 	done   bool
 }
+
+// Done reports whether the call has its result: a resumed round's calls
+// that ran before it was parked are not run again.
+func (c *ServerCall) Done() bool { return c.done }
 
 // loopState is a stream's state of its loop.
 type loopState struct {
@@ -181,6 +190,9 @@ func (p *Pipeline) RunTool(dst []byte, i int) []byte {
 	p.out = dst
 	defer p.release()
 	c := &p.loop.calls[i]
+	if c.done {
+		return p.out // a resumed round's call that had its result
+	}
 	tool := c.Tool
 	p.deliver(transform.Event{Kind: transform.KindToolRun, Index: c.Index, ID: c.ID, Name: c.Name, Text: c.Arguments, Tool: &tool})
 	return p.out
@@ -211,7 +223,16 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	p.out = dst
 	defer p.release()
 	c := &p.loop.calls[i]
-	c.done = true
+	if r.Park != nil {
+		// The call waits for the user: shown as asked, and the round
+		// ends (Next) to be resumed by the answer.
+		c.Park, c.Answer = r.Park, nil
+		tool := c.Tool
+		tool.Status, tool.Output, tool.Await = transform.ToolAwaiting, r.Park.Await.Message, &r.Park.Await
+		p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
+		return p.out
+	}
+	c.done, c.Park, c.Answer = true, nil, nil
 	c.result = agent.ModelText(r, p.loop.cfg.MaxResultBytes)
 	tool := c.Tool
 	tool.Status, tool.Output = transform.ToolCompleted, c.result
@@ -229,9 +250,25 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 func (p *Pipeline) Next() agent.Step {
 	lp := &p.loop
 	return agent.Next(agent.Reply{
-		Round: lp.round, ServerCalls: len(lp.calls), ClientCalls: lp.clientCalls, ToolsOff: lp.toolsOff,
+		Round: lp.round, ServerCalls: len(lp.calls), ClientCalls: lp.clientCalls, ToolsOff: lp.toolsOff, Parked: p.parked(),
 	}, lp.cfg.MaxRounds)
 }
+
+// parked counts the reply's calls that wait for the user.
+func (p *Pipeline) parked() int {
+	n := 0
+	for i := range p.loop.calls {
+		if c := &p.loop.calls[i]; c.Park != nil && !c.done {
+			n++
+		}
+	}
+	return n
+}
+
+// Parked reports whether a call of the reply waits for the user: the
+// turn ends after the round (EndTurn), and the caller keeps the round
+// (ParkedRound) for the answer to resume (Resume).
+func (p *Pipeline) Parked() bool { return p.ToolsPending() && p.parked() > 0 }
 
 // AppendRoundMessages appends, comma-separated, the messages the next
 // round's request adds to the last one's: the reply as an assistant
@@ -293,8 +330,10 @@ func (p *Pipeline) NextRound(dst []byte, lastRound bool) []byte {
 }
 
 // EndTurn ends a turn whose last reply's server calls ran and that goes
-// no further (a mixed turn: the client runs its own calls; or the last
-// round): the reply finishes as any other.
+// no further (a mixed turn: the client runs its own calls; the last
+// round; a call waiting for the user): the reply finishes as any other,
+// with finish reason tool_calls while a call waits (the client has a
+// question to answer).
 func (p *Pipeline) EndTurn(dst []byte) []byte {
 	p.out = dst
 	defer p.release()

@@ -87,12 +87,72 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 	}
 	status, output := transform.ToolFailed, ""
 	if ev.Tool != nil {
+		if ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil {
+			return e.appendAwaiting(dst, i, ev.Tool.Await)
+		}
 		output = ev.Tool.Output
 		if ev.Tool.Status == transform.ToolCompleted {
 			status = transform.ToolCompleted
 		}
 	}
 	dst = e.appendResultOf(dst, i, status, output)
+	return dst
+}
+
+// appendAwaiting appends the tool_result of a call that waits for the user
+// (CONTRACT.md §13, specs/002 §3.3): an approval or a choice as mode
+// "interactive", status "awaiting_user", with its options (the component
+// then posts the user's pick to /tool-response); a form as mode
+// "ask_user", followed by the ask_user event with its questions (the
+// component sends the answers as the next message, §3.4).
+func (e *Encoder) appendAwaiting(dst []byte, i int, w *transform.Await) []byte {
+	c := e.runs[i]
+	e.runs = append(e.runs[:i], e.runs[i+1:]...)
+	mode := "interactive"
+	if w.Kind == transform.AwaitForm {
+		mode = "ask_user"
+	}
+	dst = append(dst, "event: tool_result\ndata: {\"id\":"...)
+	dst = jsonout.AppendStringS(dst, c.id)
+	dst = append(dst, `,"name":`...)
+	dst = jsonout.AppendStringS(dst, c.name)
+	dst = append(dst, `,"label":`...)
+	dst = jsonout.AppendStringS(dst, c.label)
+	dst = append(dst, `,"mode":"`...)
+	dst = append(dst, mode...)
+	dst = append(dst, `","status":"awaiting_user","message":`...)
+	dst = jsonout.AppendStringS(dst, w.Message)
+	if w.Kind != transform.AwaitForm {
+		dst = append(dst, `,"options":[`...)
+		for j, o := range w.Options {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonout.AppendStringS(dst, o.ID)
+			dst = append(dst, `,"label":`...)
+			dst = jsonout.AppendStringS(dst, o.Label)
+			if o.Description != "" {
+				dst = append(dst, `,"description":`...)
+				dst = jsonout.AppendStringS(dst, o.Description)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, "}\n\n"...)
+	if w.Kind == transform.AwaitForm {
+		qs := make([]AskUserQuestion, 0, len(w.Questions))
+		for _, q := range w.Questions {
+			aq := AskUserQuestion{ID: q.ID, Prompt: q.Prompt, AllowFreeText: q.AllowFreeText, AllowMultiple: q.AllowMultiple,
+				FreeTextPlaceholder: q.Placeholder}
+			for _, o := range q.Options {
+				aq.Options = append(aq.Options, AskUserOption{ID: o.ID, Label: o.Label})
+			}
+			qs = append(qs, aq)
+		}
+		dst = appendAskUserEvent(dst, qs)
+	}
 	return dst
 }
 

@@ -21,8 +21,8 @@ var shapes = map[string]string{
 	"token":               "content",
 	"status":              "message",
 	"round_start":         "round",
-	"tool_start":          "id name label ? args",
-	"tool_result":         "id name label mode status message",
+	"tool_start":          "id name label ? args agentId agentAvatarUrl",
+	"tool_result":         "id name label mode status message ? options",
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
@@ -112,7 +112,15 @@ func checkStream(out []byte) error {
 				return fmt.Errorf("round_start while thinking is open")
 			}
 		case "tool_result":
-			if m["mode"] != "auto" || m["status"] != "completed" && m["status"] != "error" {
+			switch {
+			case m["mode"] == "auto" && (m["status"] == "completed" || m["status"] == "error"):
+			case m["mode"] == "interactive" && m["status"] == "awaiting_user":
+				// specs/002 §3.3: the user picks one of the options.
+				if opts, ok := m["options"].([]any); !ok || len(opts) == 0 {
+					return fmt.Errorf("an interactive tool_result without options")
+				}
+			case m["mode"] == "ask_user" && m["status"] == "awaiting_user":
+			default:
 				return fmt.Errorf("tool_result mode %v status %v", m["mode"], m["status"])
 			}
 		case "tool_args_heartbeat":
@@ -252,6 +260,24 @@ func TestEvents(t *testing.T) {
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true,"hint":"needClassId"}]}`}},
 		{"clarify_without_options", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which?"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which?","options":[],"allowFreeText":true}]}`}},
+		{"interactive_tool_awaits", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "choose", `{}`, "选方向", "demo", 1),
+			encodertest.ToolAwait(0, "c1", "choose", transform.Await{Kind: transform.AwaitChoice, Message: "请确认创意方向",
+				Options: []transform.Option{{ID: "approve", Label: "确认可行", Description: "继续推进"}, {ID: "revise", Label: "需要调整"}}}),
+			encodertest.Finish("tool_calls"),
+		}, []string{`tool_start {"id":"c1","name":"choose","label":"选方向","args":{}}`,
+			`tool_result {"id":"c1","name":"choose","label":"选方向","mode":"interactive","status":"awaiting_user","message":"请确认创意方向","options":[{"id":"approve","label":"确认可行","description":"继续推进"},{"id":"revise","label":"需要调整"}]}`,
+			`done {"conversationId":"msg-1"}`}},
+		{"elicited_form_awaits", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "signup", `{}`, "signup", "ev", 1),
+			encodertest.ToolAwait(0, "c1", "signup", transform.Await{Kind: transform.AwaitForm, Message: "Fill in",
+				Questions: []transform.Question{{ID: "name", Prompt: "Name", AllowFreeText: true, Placeholder: "Your name"},
+					{ID: "pets", Prompt: "Pets", AllowMultiple: true, Options: []transform.Option{{ID: "p1", Label: "Cats"}}}}}),
+			encodertest.Finish("tool_calls"),
+		}, []string{`tool_start {"id":"c1","name":"signup","label":"signup","args":{}}`,
+			`tool_result {"id":"c1","name":"signup","label":"signup","mode":"ask_user","status":"awaiting_user","message":"Fill in"}`,
+			`ask_user {"questions":[{"id":"name","prompt":"Name","options":[],"allowFreeText":true,"freeTextPlaceholder":"Your name"},{"id":"pets","prompt":"Pets","options":[{"id":"p1","label":"Cats"}],"allowMultiple":true}]}`,
+			`done {"conversationId":"msg-1"}`}},
 		{"error_without_text", nil, []transform.Event{encodertest.Failure("upstream_timeout", "")},
 			[]string{`error {"message":"upstream_timeout"}`}},
 		{"ignored_kinds", nil, []transform.Event{
