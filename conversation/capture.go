@@ -63,9 +63,18 @@ func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
 			}
 		case transform.KindToolResult:
 			// A call the gateway ran: its result is stored as the call's
-			// tool record (CONTRACT.md §12).
-			if ev.Tool != nil {
-				c.reply.AddResult(ev.ID, ev.Tool.Output)
+			// tool record (CONTRACT.md §12). A call waiting for the user
+			// (§13) stores what it asks: a choice as "[等待用户选择] " and
+			// the question (specs/002 §4.5), a form as the ask_user form
+			// the encoder writes next, under the call's id.
+			switch {
+			case ev.Tool == nil:
+			case ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil && ev.Tool.Await.Kind == transform.AwaitForm:
+				c.asks = append([]string{ev.ID}, c.asks...)
+			case ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil:
+				c.reply.AddResult(ev.ID, AwaitingPrefix+ev.Tool.Await.Message)
+			default:
+				c.reply.addResult(ev.ID, ev.Tool.Output, ev.Tool.Choice)
 			}
 		case transform.KindRoundStart:
 			c.reply.nextRound()

@@ -130,6 +130,19 @@ func rebuildReply(recs []Record, i int) ([]message, int, bool) {
 			orphans = append(orphans, t.Body)
 		}
 	}
+	// A call resumed by a later request (CONTRACT.md §13: the user
+	// answered it) has its result after the records of the turn that
+	// asked, after the user's message when the answer was one (a form's):
+	// that result is the call's.
+	j := i
+	if j < len(recs) && recs[j].Role == RoleUser {
+		j++
+	}
+	for ; j < len(recs) && recs[j].Role == RoleTool; j++ {
+		if t := parseTool(recs[j].Content); calls[t.ToolCallID] {
+			forms[t.ToolCallID] = t.Body
+		}
+	}
 	text := a.text()
 	for _, o := range orphans {
 		text = joinNote(text, o)

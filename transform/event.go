@@ -199,6 +199,9 @@ const (
 	// (MCP elicitation). Tool.Await says what is asked. The turn ends
 	// after the round, and the user's answer resumes the call.
 	ToolAwaiting = "awaiting_user"
+	// ToolDenied: the user declined a call that needed approval; it was
+	// not run, and the model was told.
+	ToolDenied = "denied"
 )
 
 // Tool describes a call to a tool the gateway runs (CONTRACT.md §12).
@@ -224,6 +227,9 @@ type Tool struct {
 	// Await is set on a KindToolResult whose Status is ToolAwaiting: what
 	// the user is asked.
 	Await *Await
+	// Choice is set on the events of a resumed call (CONTRACT.md §13):
+	// the option the user picked.
+	Choice *Option
 }
 
 // AwaitKind says what a call waiting for the user asks (CONTRACT.md §13).

@@ -52,6 +52,9 @@ type Result struct {
 	// result (CONTRACT.md §13): the round ends showing Park.Await, and the
 	// user's answer resumes the call. Parts and IsError are then unused.
 	Park *Park
+	// Denied says the user declined the call (an approval answered no):
+	// it did not run, and Parts say so to the model.
+	Denied bool
 }
 
 // ErrorResult is the result of a call that failed before or instead of

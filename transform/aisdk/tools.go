@@ -175,9 +175,48 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 	}
 	failed, output := true, ""
 	if ev.Tool != nil {
+		switch ev.Tool.Status {
+		case transform.ToolAwaiting:
+			if ev.Tool.Await != nil && ev.Tool.Await.Kind == transform.AwaitApproval {
+				return e.appendApprovalRequest(dst, ev)
+			}
+		case transform.ToolDenied:
+			return e.appendDenied(dst, ev)
+		}
 		failed, output = ev.Tool.Status != transform.ToolCompleted, ev.Tool.Output
 	}
 	return e.appendOutput(dst, ev.Index, ev.ID, failed, output)
+}
+
+// appendApprovalRequest appends tool-approval-request {approvalId,
+// toolCallId} for a server call that waits for the user's approval
+// (CONTRACT.md §13): useChat shows the part in state approval-requested,
+// and addToolApprovalResponse sends the answer back in the next request,
+// which resumes the call. The approval id is the gateway's (Await.ID), the
+// call id when it has none. The part is done for this stream: it is not
+// abandoned at the end.
+func (e *Encoder) appendApprovalRequest(dst []byte, ev transform.Event) []byte {
+	dst = e.closePart(dst)
+	e.calls[ev.Index] = callOutput | callServer
+	id := ev.Tool.Await.ID
+	if id == "" {
+		id = ev.ID
+	}
+	dst = append(dst, `data: {"type":"tool-approval-request","approvalId":`...)
+	dst = jsonout.AppendStringS(dst, id)
+	dst = append(dst, `,"toolCallId":`...)
+	dst = jsonout.AppendStringS(dst, ev.ID)
+	return append(dst, "}\n\n"...)
+}
+
+// appendDenied appends tool-output-denied {toolCallId}: the user declined
+// the call, which did not run (the part's state output-denied).
+func (e *Encoder) appendDenied(dst []byte, ev transform.Event) []byte {
+	dst = e.closePart(dst)
+	e.calls[ev.Index] = callOutput | callServer
+	dst = append(dst, `data: {"type":"tool-output-denied","toolCallId":`...)
+	dst = jsonout.AppendStringS(dst, ev.ID)
+	return append(dst, "}\n\n"...)
 }
 
 // appendOutput appends the output chunk that completes server call i.

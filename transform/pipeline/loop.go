@@ -51,6 +51,20 @@ type ServerCall struct {
 	done   bool
 }
 
+// choice returns the option a resumed call's answer picked, nil when it
+// is not resumed or the answer is a form's.
+func (c *ServerCall) choice() *transform.Option {
+	if c.Park == nil || c.Answer == nil || c.Answer.OptionID == "" {
+		return nil
+	}
+	for _, o := range c.Park.Await.Options {
+		if o.ID == c.Answer.OptionID {
+			return &o
+		}
+	}
+	return &transform.Option{ID: c.Answer.OptionID}
+}
+
 // Done reports whether the call has its result: a resumed round's calls
 // that ran before it was parked are not run again.
 func (c *ServerCall) Done() bool { return c.done }
@@ -194,6 +208,7 @@ func (p *Pipeline) RunTool(dst []byte, i int) []byte {
 		return p.out // a resumed round's call that had its result
 	}
 	tool := c.Tool
+	tool.Choice = c.choice()
 	p.deliver(transform.Event{Kind: transform.KindToolRun, Index: c.Index, ID: c.ID, Name: c.Name, Text: c.Arguments, Tool: &tool})
 	return p.out
 }
@@ -232,11 +247,16 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 		p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
 		return p.out
 	}
+	choice := c.choice()
 	c.done, c.Park, c.Answer = true, nil, nil
 	c.result = agent.ModelText(r, p.loop.cfg.MaxResultBytes)
 	tool := c.Tool
+	tool.Choice = choice
 	tool.Status, tool.Output = transform.ToolCompleted, c.result
-	if r.IsError {
+	switch {
+	case r.Denied:
+		tool.Status = transform.ToolDenied
+	case r.IsError:
 		tool.Status = transform.ToolFailed
 	}
 	p.evidence(c.Name, r)

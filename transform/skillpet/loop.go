@@ -91,7 +91,9 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 			return e.appendAwaiting(dst, i, ev.Tool.Await)
 		}
 		output = ev.Tool.Output
-		if ev.Tool.Status == transform.ToolCompleted {
+		if ev.Tool.Status == transform.ToolCompleted || ev.Tool.Status == transform.ToolDenied {
+			// A declined call is no failure: the user chose, and the
+			// message says so.
 			status = transform.ToolCompleted
 		}
 	}
