@@ -145,3 +145,35 @@ func TestLockSharedByStoresOnOneDir(t *testing.T) {
 	}
 	_ = l2.Release(ctx)
 }
+
+func TestParkConformance(t *testing.T) {
+	storetest.RunPark(t, func(t *testing.T) conversation.ParkStore {
+		s, err := New(filepath.Join(t.TempDir(), "conv"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestParkedPrivate: a parked round's file is readable by Caddy's user
+// only, as conversations are.
+func TestParkedPrivate(t *testing.T) {
+	s, _ := New(t.TempDir(), 0)
+	k := conversation.NewParkKey("s", "apr_1")
+	if err := s.Park(ctx, k, []byte("x"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(s.parkPath(k))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v", st.Mode(), err)
+	}
+}
+
+func BenchmarkPark(b *testing.B) {
+	s, err := New(b.TempDir(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkPark(b, s)
+}
