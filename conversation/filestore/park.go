@@ -159,18 +159,39 @@ func (s *Store) writePark(k conversation.ParkKey, f parkFile) error {
 	return nil
 }
 
-// sweepParked removes the files of k's scope past their grace.
+// swept is when each scope's parked directory was last swept.
+var swept = map[string]time.Time{}
+
+// sweepInterval is how often a scope's parked directory is swept.
+const sweepInterval = time.Minute
+
+// sweepParked removes the files of k's scope past their grace, at most
+// once a minute per scope. Only files not written for ParkGrace are read:
+// a round expires after it was written, so a newer file cannot be past
+// its grace.
 func (s *Store) sweepParked(k conversation.ParkKey) {
-	entries, err := os.ReadDir(s.parkDir(k))
+	dir := s.parkDir(k)
+	if time.Since(swept[dir]) < sweepInterval {
+		return
+	}
+	swept[dir] = time.Now()
+	if len(swept) > 1<<16 { // the map itself stays small
+		clear(swept)
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	cutoff := time.Now().Add(-conversation.ParkGrace).UnixMilli()
+	now := time.Now()
+	cutoff := now.Add(-conversation.ParkGrace).UnixMilli()
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		p := filepath.Join(s.parkDir(k), e.Name())
+		if info, err := e.Info(); err != nil || now.Sub(info.ModTime()) < conversation.ParkGrace {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
