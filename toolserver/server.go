@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -143,6 +141,13 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 		Capabilities:                &mcp.ClientCapabilities{},
 		ToolListChangedHandler:      s.onToolListChanged,
 		ProgressNotificationHandler: s.onProgress,
+		// Elicitations a server sends while a call runs (elicit.go);
+		// setting it also announces the capability, without which a
+		// server may not offer its interactive tools.
+		ElicitationHandler: s.onElicit,
+		// An input_required result is the loop's to handle (a park),
+		// not the SDK's to answer at once.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
 	if srv.transport == config.TransportHTTP {
 		// A remote server that went away is noticed between calls.
@@ -616,10 +621,18 @@ type progressKey struct {
 	token   string
 }
 
-// call is a running call, for its progress notifications.
+// call is a running call, for its progress notifications and the
+// elicitations its server sends while it runs (elicit.go).
 type call struct {
 	relay    relay
 	deadline *deadline
+	// ask receives the elicitation the server sends while the call runs,
+	// held open (MCP 2025-11-25 elicitation/create); ended is closed when
+	// the call is over. ask is buffered: one question at a time.
+	ask   chan *heldAsk
+	ended chan struct{}
+	// modes are the questions the caller can show (CallOptions.Ask).
+	modes AskMode
 }
 
 // onProgress routes a progress notification to its call; a notification
@@ -646,8 +659,9 @@ func (s *Set) onProgress(_ context.Context, req *mcp.ProgressNotificationClientR
 	cl.relay.push(agent.Progress{Progress: p.Progress, Total: p.Total, Message: msg})
 }
 
-// call runs one tool call on c; outcome is for the log.
-func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt CallOptions) (agent.Result, string) {
+// call runs one tool call on c; outcome is for the log. A call that waits
+// for the user comes back with a park (Result.Park), outcome "parked".
+func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt CallOptions, set func(*mcp.CallToolParams)) (agent.Result, string) {
 	if c == nil {
 		return agent.ErrorResult(fmt.Sprintf("Tool %s is not available right now: its server %s is not connected. Try again later, or answer without it.", t.Name, srv.name)), "server_down"
 	}
@@ -655,66 +669,12 @@ func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt C
 	if err != nil {
 		return agent.ErrorResult(fmt.Sprintf("Tool %s was not called: %v. Call it again with a JSON object of arguments.", t.Name, err)), "bad_arguments"
 	}
-	c.inflight.Add(1)
-	defer func() {
-		c.lastUsed.Store(time.Now().UnixNano())
-		c.inflight.Add(-1)
-	}()
-
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var timedOut atomic.Bool
-	cl := &call{relay: relay{fn: opt.Progress}}
-	cl.deadline = newDeadline(srv.timeout, config.ToolTimeoutCap, func() {
-		timedOut.Store(true)
-		cancel()
-	})
-	defer cl.deadline.stop()
-	token := "llmstream-" + strconv.FormatUint(srv.set.tokens.Add(1), 10)
-	key := progressKey{c.session, token}
-	srv.set.calls.Store(key, cl)
-	defer cl.relay.stop()
-	defer srv.set.calls.Delete(key)
-
 	params := &mcp.CallToolParams{Name: t.ServerTool, Arguments: raw}
-	params.SetProgressToken(token)
-	res, err := c.session.CallTool(callCtx, params)
-	switch {
-	case err == nil && res == nil:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s returned nothing.", t.Name)), "failed"
-	case err == nil && res.NeedsInput():
-		// Input-required results (MCP multi-round-trip requests) are
-		// issue 19's interactive tools; until then the model is told.
-		return agent.ErrorResult(fmt.Sprintf("Tool %s asked for the user's input, which this route cannot collect yet. Answer without it.", t.Name)), "input_required"
-	case err == nil:
-		r := convert(res, srv.set.maxBinary)
-		if r.IsError {
-			return r, "tool_error"
-		}
-		return r, "ok"
-	case timedOut.Load():
-		if cl.deadline.hitCap() {
-			return agent.ErrorResult(fmt.Sprintf("Tool %s timed out: it was still reporting progress after %s, the most a call may take. Try a smaller request, or answer without it.", t.Name, srv.timeout*config.ToolTimeoutCap)), "timeout"
-		}
-		return agent.ErrorResult(fmt.Sprintf("Tool %s timed out after %s without an answer. Try again later, or answer without it.", t.Name, srv.timeout)), "timeout"
-	case ctx.Err() != nil:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s was cancelled.", t.Name)), "cancelled"
+	if set != nil {
+		set(params)
 	}
-	var werr *jsonrpc.Error
-	switch {
-	case errors.As(err, &werr) && werr.Code == codeTooLarge:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s returned a result larger than %d bytes, which was dropped. Ask for less (a narrower query, a smaller range).", t.Name, srv.set.maxMessage)), "too_large"
-	case errors.As(err, &werr):
-		msg := werr.Message
-		if len(msg) > 1024 {
-			msg = msg[:1024] + "…"
-		}
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: %s", t.Name, msg)), "protocol_error"
-	case errors.Is(err, mcp.ErrConnectionClosed) || c.ended(250*time.Millisecond):
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: its server %s stopped during the call (it is being restarted). Try again later, or answer without it.", t.Name, srv.name)), "server_stopped"
-	default:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: the call to its server %s did not complete. Try again later, or answer without it.", t.Name, srv.name)), "failed"
-	}
+	r := srv.start(ctx, c, t, params, opt)
+	return r.wait(ctx, opt)
 }
 
 // ended reports whether the session ends within wait (a call that failed

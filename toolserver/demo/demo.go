@@ -53,6 +53,12 @@ func Tools() []Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"]}`),
 		}, Handler: getWeather},
 		{Tool: &mcp.Tool{
+			Name:        "choose_direction",
+			Title:       "选择方向",
+			Description: "Ask the user to choose the story's direction (fantasy, sci-fi or urban) before writing it. Returns the user's choice.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"What the story is about"}}}`),
+		}, Handler: chooseDirection},
+		{Tool: &mcp.Tool{
 			Name:        "always_fail",
 			Title:       "Always fails",
 			Description: "A tool that always reports an error, to show how a failed tool looks.",
@@ -144,6 +150,47 @@ func getWeather(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResul
 		// Structured content as the MCP spec 2025-06-18 "Structured
 		// Content" gives it, beside the text.
 		StructuredContent: json.RawMessage(structured),
+	}, nil
+}
+
+// directions are choose_direction's options.
+var directions = []struct{ id, title string }{{"fantasy", "玄幻/修仙"}, {"scifi", "科幻/未来"}, {"urban", "都市/现实"}}
+
+// chooseDirection asks the user to pick a direction, as the current MCP
+// revision asks (multi-round-trip requests, 2026-07-28): the first call
+// answers "input required" with one elicitation and a request state; the
+// call made again with the answer returns the choice. The state names
+// the topic only (a demo: a real server signs it). A client of an earlier
+// revision gets the same question as an elicitation/create, asked by the
+// SDK while the call waits.
+func chooseDirection(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Topic string `json:"topic"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	if resp, ok := req.Params.InputResponses["direction"].(*mcp.ElicitResult); ok {
+		if resp.Action != "accept" {
+			return textResult("The user did not choose a direction (" + resp.Action + ")."), nil
+		}
+		picked, _ := resp.Content["direction"].(string)
+		for _, d := range directions {
+			if d.id == picked {
+				return textResult(fmt.Sprintf("The user chose the direction %s (%s) for %q.", d.title, d.id, in.Topic)), nil
+			}
+		}
+		return errorResult(fmt.Sprintf("unknown direction %q", picked)), nil
+	}
+	var oneOf []map[string]string
+	for _, d := range directions {
+		oneOf = append(oneOf, map[string]string{"const": d.id, "title": d.title})
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{"direction": &mcp.ElicitParams{
+			Message: "请选择故事方向",
+			RequestedSchema: map[string]any{"type": "object", "required": []string{"direction"},
+				"properties": map[string]any{"direction": map[string]any{"type": "string", "title": "方向", "oneOf": oneOf}}},
+		}},
+		RequestState: "choose_direction:" + in.Topic,
 	}, nil
 }
 
