@@ -26,6 +26,12 @@ import (
 //		}
 //		max_rounds       <n>
 //		max_result_bytes <size>
+//		park {
+//			ttl   <duration>
+//			store file [<dir>] | redis <url>
+//			key_prefix <prefix>
+//			scope <placeholder>
+//		}
 //	}
 func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
 	if d.NextArg() {
@@ -69,8 +75,10 @@ func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
 			err = cfargs.Int(d, &ts.MaxRounds)
 		case "max_result_bytes":
 			err = cfargs.Size(d, &ts.MaxResultBytes)
+		case "park":
+			ts.Park, err = parkBlock(d)
 		default:
-			return d.Errf("unrecognized tools option %q (want mcp, max_rounds or max_result_bytes)", name)
+			return d.Errf("unrecognized tools option %q (want mcp, max_rounds, max_result_bytes or park)", name)
 		}
 		if err != nil {
 			return err
@@ -161,4 +169,50 @@ func pair(d *caddyfile.Dispenser, server, opt string, dst *map[string]string) er
 	}
 	(*dst)[args[0]] = args[1]
 	return nil
+}
+
+// parkBlock reads the tools block's park block (CONTRACT.md §13).
+func parkBlock(d *caddyfile.Dispenser) (*config.Park, error) {
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	p := new(config.Park)
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if seen[opt] {
+			return nil, d.Errf("park: %s: specified more than once", opt)
+		}
+		seen[opt] = true
+		var err error
+		switch opt {
+		case "ttl":
+			p.TTL, err = durationArg(d)
+		case "store":
+			args := d.RemainingArgs()
+			switch {
+			case len(args) == 0:
+				return nil, d.Errf("park: store: want file [<dir>] or redis <url>")
+			case args[0] == config.StoreFile && len(args) <= 2:
+				p.Store = args[0]
+				if len(args) == 2 {
+					p.Dir = args[1]
+				}
+			case args[0] == config.StoreRedis && len(args) == 2:
+				p.Store, p.RedisURL = args[0], args[1]
+			default:
+				return nil, d.Errf("park: store: want file [<dir>] or redis <url>, got %q", args)
+			}
+		case "key_prefix":
+			err = cfargs.One(d, &p.KeyPrefix)
+		case "scope":
+			err = cfargs.One(d, &p.Scope)
+		default:
+			return nil, d.Errf("park: unrecognized option %q (want ttl, store, key_prefix or scope)", opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }

@@ -180,6 +180,9 @@ func (r *Route) Load(root string) (*Settings, error) {
 		if err := r.ToolServers.Check(); err != nil {
 			return nil, err
 		}
+		if err := r.ToolServers.checkPark(s.Conversation != nil); err != nil {
+			return nil, err
+		}
 		s.ToolServers = r.ToolServers
 	}
 	s.Shaper = request.Shaper{

@@ -24,6 +24,77 @@ type ToolServers struct {
 	// a longer result is cut with a marker the model can read. Default
 	// 65536 (64KiB), at most 16MiB.
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty"`
+	// Park says how calls that wait for the user (CONTRACT.md §13: an
+	// approval, an elicitation) are kept until the answer comes. Default:
+	// 15 minutes, in the conversation's store on a conversation route,
+	// else in the file store under Caddy's data directory.
+	Park *Park `json:"park,omitempty"`
+}
+
+// Park is the tools block's park block: where a round whose calls wait
+// for the user is kept, whose it is, and for how long.
+type Park struct {
+	// TTL is how long a waiting call may be answered (then a clear 4xx),
+	// and how long a call a server holds open waits. Default 15m.
+	TTL *Duration `json:"ttl,omitempty"`
+	// Store is "file" (Dir, default llmstream/parked under Caddy's data
+	// directory) or "redis" (RedisURL, KeyPrefix), for a route without a
+	// conversation block; a conversation route uses its conversation's.
+	Store     string `json:"store,omitempty"`
+	Dir       string `json:"dir,omitempty"`
+	RedisURL  string `json:"redis_url,omitempty"`
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Scope is whose waiting calls a request may answer, a placeholder as
+	// conversation's scope, on a route without a conversation block.
+	// Default {http.request.header.Authorization}; an empty value is a
+	// scope too there (the waiting call's id, unguessable, is the key).
+	Scope string `json:"scope,omitempty"`
+}
+
+// The park block's defaults.
+const (
+	DefaultParkTTL = 15 * time.Minute
+	MaxParkTTL     = 7 * 24 * time.Hour
+	DefaultParkDir = "llmstream/parked" // under Caddy's data directory
+)
+
+// ParkTTL returns how long a waiting call may be answered.
+func (t *ToolServers) ParkTTL() time.Duration {
+	if t.Park == nil || t.Park.TTL == nil || *t.Park.TTL <= 0 {
+		return DefaultParkTTL
+	}
+	return time.Duration(*t.Park.TTL)
+}
+
+// checkPark checks the park block; conversation says the route keeps
+// conversations, whose store and scope parked calls use.
+func (t *ToolServers) checkPark(conversation bool) error {
+	p := t.Park
+	if p == nil {
+		return nil
+	}
+	if p.TTL != nil && (*p.TTL <= 0 || time.Duration(*p.TTL) > MaxParkTTL) {
+		return errorf("tool_servers.park.ttl", "tools: park: ttl must be between 1s and %s (got %s)", MaxParkTTL, time.Duration(*p.TTL))
+	}
+	if conversation && (p.Store != "" || p.Dir != "" || p.RedisURL != "" || p.KeyPrefix != "" || p.Scope != "") {
+		return errorf("tool_servers.park.store", "tools: park: a conversation route keeps waiting calls in its conversation's store and scope; set only ttl")
+	}
+	switch p.Store {
+	case "", StoreFile:
+		if p.RedisURL != "" || p.KeyPrefix != "" {
+			return errorf("tool_servers.park.redis_url", "tools: park: redis_url and key_prefix are for store redis")
+		}
+	case StoreRedis:
+		if p.RedisURL == "" {
+			return errorf("tool_servers.park.redis_url", "tools: park: store redis needs a URL")
+		}
+		if p.Dir != "" {
+			return errorf("tool_servers.park.dir", "tools: park: dir is for store file")
+		}
+	default:
+		return errorf("tool_servers.park.store", "tools: park: unknown store %q (want file or redis)", p.Store)
+	}
+	return nil
 }
 
 // MCPServer is one `mcp <name> { … }` block: a Model Context Protocol

@@ -41,7 +41,7 @@ func convertAISDK(body []byte) ([]byte, Info, *Error) {
 		return true
 	})
 	mid = append(mid, "]}"...)
-	return mid, Info{Stream: true}, nil
+	return mid, Info{Stream: true, Approvals: aisdkApprovals(d, msgs)}, nil
 }
 
 // The UI message parts that become OpenAI content.

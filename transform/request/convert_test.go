@@ -1,6 +1,7 @@
 package request
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -173,7 +174,7 @@ func TestRewriteAISDK(t *testing.T) {
 			if got := roleContents(t, u.Messages); !slices.Equal(got, tt.msgs) {
 				t.Errorf("messages = %q\n want %q", got, tt.msgs)
 			}
-			if info != tt.info {
+			if !reflect.DeepEqual(info, tt.info) {
 				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, k := range []string{"id", "trigger", "messageId", "temperature"} {
@@ -261,7 +262,7 @@ func TestRewriteSkillpet(t *testing.T) {
 			if len(u.Tools) != 1 {
 				t.Errorf("tools = %s, want the configured ask_user", u.Tools)
 			}
-			if info != tt.info {
+			if !reflect.DeepEqual(info, tt.info) {
 				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, k := range []string{"projectId", "message", "enableThinking", "enableSearch", "attachments", "conversationId"} {

@@ -98,6 +98,10 @@ type Info struct {
 	// nothing; a string keeps Info comparable). It holds kinds and names
 	// only, never prompt text.
 	LeftOut string
+	// Approvals are the user's answers to calls that waited for their
+	// approval (CONTRACT.md §13), when the body carries some: the request
+	// resumes those calls rather than starting a turn.
+	Approvals []Approval
 }
 
 // Rewrite returns the body to send upstream for the client's body. prompt is
@@ -150,7 +154,7 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if e != nil {
 		return nil, Info{}, e
 	}
-	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut
+	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut, info.Approvals = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut, conv.Approvals
 	return out, info, nil
 }
 
