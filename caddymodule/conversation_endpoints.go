@@ -92,19 +92,14 @@ func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request
 	rid := requestID(r)
 	switch {
 	case ep.name == "":
-		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream and DELETE …/conversation/{projectId}")
+		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream, POST …/tool-response and DELETE …/conversation/{projectId}")
 	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", ep.method)
 		c.answer(w, rid, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use "+ep.method)
-	case ep.name == endpointStream:
+	case ep.name == endpointStream, ep.name == endpointToolResponse:
+		// Streamed by the handler: a turn, or the continuation of a call
+		// that waited for the user's choice (specs/002 §2.4, resume.go).
 		return false
-	case ep.name == endpointToolResponse:
-		// specs/002 §2.4 continues an interactive tool (tool_result
-		// awaiting_user with options); llmstream runs no tools, so no
-		// stream of its ever awaits a choice. ask_user answers go to
-		// /stream (§3.4).
-		c.answer(w, rid, http.StatusNotImplemented, "TOOL_RESPONSE_UNSUPPORTED",
-			"llmstream runs no tools, so no interactive tool awaits a choice; ask_user answers are sent to /stream")
 	case ep.projectID == "" || len(ep.projectID) > maxProjectID:
 		c.answer(w, rid, http.StatusBadRequest, "MISSING_PARAMS", "the path must end with a projectId of 1 to 256 bytes")
 	default:

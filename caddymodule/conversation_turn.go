@@ -18,10 +18,14 @@ import (
 // stored (CONTRACT.md §9).
 type turn struct {
 	c       *conversationRoute
+	key     conversation.Key
 	rid     string
 	lock    conversation.Lock
 	capture *conversation.Capture
 	ended   bool
+	// resume is the parked round the turn's message answers (a form), nil
+	// for a new turn (resume.go).
+	resume *resumed
 }
 
 // beginTurn makes a conversation turn of a shaped skillpet request: it
@@ -66,12 +70,15 @@ func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte
 	if err != nil {
 		return nil, nil, fail(err)
 	}
-	t := &turn{c: c, rid: rid, lock: lock}
+	t := &turn{c: c, key: key, rid: rid, lock: lock}
 	history, err := c.store.Load(ctx, key)
 	if err != nil {
 		t.release()
 		return nil, nil, fail(err)
 	}
+	// A message that answers a form a parked round waits on resumes it;
+	// any other message leaves the parked round behind (resume.go).
+	t.resume = h.resumeForm(ctx, t, history, message)
 	tm, err := conversation.FindTurnMessage(body)
 	if err != nil { // request_format skillpet always makes one
 		t.release()

@@ -46,6 +46,7 @@ type Handler struct {
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation_store.go)
 	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
+	parks    *parkRoute         // where calls waiting for the user are kept; nil without tools (park.go)
 	// serversStarted is when the servers were started (startupGrace).
 	serversStarted time.Time
 }
@@ -83,7 +84,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionConversation(); err != nil { // conversation_store.go
 		return err
 	}
-	return h.provisionTools() // tools.go
+	if err := h.provisionTools(); err != nil { // tools.go
+		return err
+	}
+	return h.provisionPark() // park.go
 }
 
 // Validate checks the settings Provision resolved.
@@ -97,7 +101,7 @@ func (h *Handler) Validate() error {
 // Cleanup lets go of what Provision opened: the tool servers (stdio
 // servers are stopped and reaped, tools.go) and the conversation store's
 // Redis client, which routes share (conversation_store.go).
-func (h *Handler) Cleanup() error { return errors.Join(h.cleanupTools(), h.conv.close()) }
+func (h *Handler) Cleanup() error { return errors.Join(h.cleanupTools(), h.conv.close(), h.parks.close()) }
 
 // ServeHTTP shapes the request, proxies it through next, and re-encodes the
 // reply. Requests other than POST pass through untouched (a GET /v1/models
@@ -107,6 +111,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// streams only POST …/stream (conversation_endpoints.go).
 	if h.conv != nil && h.conv.serveEndpoint(w, r) {
 		return nil
+	}
+	if h.conv != nil && r.Method == http.MethodPost && parseEndpoint(r).name == endpointToolResponse {
+		return h.serveToolResponse(w, r, next) // resume.go
 	}
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)

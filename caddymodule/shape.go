@@ -31,6 +31,11 @@ type chat struct {
 	turn  *turn                // the conversation turn; nil without one
 	check *pipeline.Validation // the reply's checks; nil for none
 	tools *offer               // the route's tool servers' tools; nil for none (tools.go)
+	// park is where the turn parks a round whose calls wait for the
+	// user; nil when the route cannot (park.go). resume is the parked
+	// round the request resumes, nil for a new turn (resume.go).
+	park   *parking
+	resume *resumed
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's
@@ -62,9 +67,23 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		h.reject(w, c.rid, re)
 		return nil
 	}
+	// Approvals an AI SDK page sends back resume the round that asked
+	// (CONTRACT.md §13, resume.go): its request, not this one, goes on.
+	if len(info.Approvals) > 0 && h.parks != nil && h.parks.ids {
+		res, ref := h.resumeApprovals(r, info.Approvals)
+		if ref != nil {
+			h.reject(w, c.rid, &request.Error{Status: ref.status, Code: ref.code, Message: ref.message})
+			return nil
+		}
+		c.resume, shaped = res, res.rec.Body
+	}
 	// The tools the route's servers offer go beside the client's and the
 	// route's (CONTRACT.md §12).
 	c.tools = h.offerTools(r.Context(), c.repl)
+	if c.resume != nil {
+		// The round's request already offered them.
+		return h.shaped(w, r, c, shaped, info)
+	}
 	if shaped, rerr = h.shapeTools(c.tools, shaped); rerr != nil {
 		h.reject(w, c.rid, rerr)
 		return nil
@@ -92,6 +111,20 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		refuse(w)
 		return nil
 	}
+	if turn != nil && turn.resume != nil {
+		// The message answers a form a parked round waits on.
+		c.resume, shaped = turn.resume, turn.resume.rec.Body
+	}
+	c.turn = turn
+	return h.shaped(w, r, c, shaped, info)
+}
+
+// shaped finishes a chat whose upstream body is shaped: the stream's
+// parking, the body set on the request, the reply's checks.
+func (h *Handler) shaped(w http.ResponseWriter, r *http.Request, c *chat, shaped []byte, info request.Info) *chat {
+	turn := c.turn
+	c.park = h.newParking(r, turn)
+	h.logResume(c.rid, c.resume)
 	setBody(r, shaped)
 	check, rerr := h.validation(shaped, c.repl)
 	if rerr != nil {

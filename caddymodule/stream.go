@@ -53,7 +53,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		h.record(r, meta, c.info.LeftOut, p, sw, c.start)
 		h.pool.Put(p)
 	}()
-	return h.turns(sw, r.WithContext(ctx), c.body, next, c.tools) // turnloop.go
+	if c.resume != nil {
+		// The answer resumes a parked round: the stream opens at once and
+		// begins with its calls (resume.go).
+		p.Resume(c.resume.rec.Round, c.resume.answers)
+		sw.open()
+	}
+	return h.turns(sw, r.WithContext(ctx), c, next) // turnloop.go
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy

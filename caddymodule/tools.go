@@ -54,6 +54,7 @@ func (h *Handler) cleanupTools() error {
 type offer struct {
 	tools    []request.ServerTool
 	byName   map[string]transform.Tool
+	approve  map[string]bool // tools the route marks approve (CONTRACT.md §13)
 	resolver toolserver.Resolver
 }
 
@@ -79,10 +80,13 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 	if len(tools) == 0 {
 		return nil
 	}
-	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools))}
+	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools)), approve: map[string]bool{}}
 	for _, t := range tools {
 		o.tools = append(o.tools, request.ServerTool{Name: t.Name, Server: t.Server, JSON: toolJSON(t)})
 		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server}
+		if t.Approve {
+			o.approve[t.Name] = true
+		}
 	}
 	return o
 }

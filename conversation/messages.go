@@ -302,3 +302,15 @@ func parseTool(content string) storedTool {
 	}
 	return t
 }
+
+// HasCall reports whether an assistant record's content (a _pub_asst
+// object) has a tool call id.
+func HasCall(content, id string) bool {
+	a := parseAssistant(content)
+	for _, c := range a.ToolCalls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
