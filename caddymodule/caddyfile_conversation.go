@@ -26,6 +26,7 @@ import (
 //		history_bytes     <size>
 //		ttl               <duration>
 //		lease             <duration>
+//		compaction_key    <secret>                  # responses routes
 //	}
 func parseConversation(d *caddyfile.Dispenser) (*config.Conversation, error) {
 	if d.NextArg() {
@@ -47,6 +48,8 @@ func parseConversation(d *caddyfile.Dispenser) (*config.Conversation, error) {
 			err = cfargs.One(d, &c.KeyPrefix)
 		case "scope":
 			err = cfargs.One(d, &c.Scope)
+		case "compaction_key":
+			err = cfargs.One(d, &c.CompactionKey)
 		case "agent_id":
 			err = cfargs.One(d, &c.AgentID)
 		case "agent_name":

@@ -12,6 +12,8 @@ import (
 
 const convHead = "llm_stream {\n\tprotocol skillpet\n\trequest_format skillpet\n\tmodel m\n\t"
 
+const respHead = "llm_stream {\n\tprotocol responses\n\trequest_format responses\n\t"
+
 // TestConversationCaddyfileErrors covers every error branch of the
 // conversation block, each naming the option.
 func TestConversationCaddyfileErrors(t *testing.T) {
@@ -31,6 +33,10 @@ func TestConversationCaddyfileErrors(t *testing.T) {
 		"bad thinking":  {convHead + "conversation {\n\t\tthinking maybe\n\t}\n}", `unknown thinking "maybe"`},
 		"bad clear url": {convHead + "conversation {\n\t\tclear_url /x\n\t}\n}", "clear_url must end in /conversation/{projectId}"},
 		"short lease":   {convHead + "conversation {\n\t\tlease 10ms\n\t}\n}", "lease must be at least 1s"},
+		// A responses route keeps its responses (CONTRACT.md §14).
+		"skillpet option on responses": {respHead + "conversation {\n\t\tagent_name x\n\t}\n}", "agent_name is for a skillpet route"},
+		"short compaction key":         {respHead + "conversation {\n\t\tcompaction_key short\n\t}\n}", "compaction_key must be at least 16 bytes"},
+		"compaction key on skillpet":   {convHead + "conversation {\n\t\tcompaction_key 0123456789abcdef\n\t}\n}", "compaction_key is for a responses route"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -90,5 +96,24 @@ func TestConversationCaddyfile(t *testing.T) {
 	}
 	if h.Conversation.Store != "file" || h.Conversation.Dir != "/var/lib/chat" {
 		t.Errorf("store file <dir>: %+v", h.Conversation)
+	}
+}
+
+// TestResponsesStoreDefaults: a responses route keeps its responses
+// without a conversation block: files, 30 days, the Authorization header
+// as scope, a chain budget of 1000 items and 8MiB.
+func TestResponsesStoreDefaults(t *testing.T) {
+	h := new(Handler)
+	if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(respHead + "\n}")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.Route.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := s.Conversation
+	if cs == nil || !cs.Responses || cs.Store != config.StoreFile || cs.TTL != 30*24*time.Hour || cs.Scope != config.DefaultScope ||
+		cs.Budget.Messages != 1000 || cs.Budget.Bytes != 8<<20 {
+		t.Errorf("defaults %+v", cs)
 	}
 }

@@ -281,7 +281,7 @@ type recordingUpstream struct {
 	cancelled chan struct{}
 }
 
-func newRecordingUpstream(t *testing.T, script func(n int, b upstreamBody, w http.ResponseWriter, r *http.Request)) *recordingUpstream {
+func newRecordingUpstream(t testing.TB, script func(n int, b upstreamBody, w http.ResponseWriter, r *http.Request)) *recordingUpstream {
 	u := &recordingUpstream{cancelled: make(chan struct{}, 16)}
 	stop := make(chan struct{})
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -45,23 +45,26 @@ func (p pooledRedis) Destruct() error { return p.Close() }
 // provisionConversation opens the route's store. A Redis store does not
 // connect yet: a Redis that is down fails requests with a clear error,
 // not the config load.
-func (h *Handler) provisionConversation() error {
+func (h *Handler) provisionConversation(ctx caddy.Context) error {
 	cs := h.settings.Conversation
 	if cs == nil {
 		return nil
 	}
-	c := &conversationRoute{cs: cs, logger: h.logger, metrics: h.metrics}
+	store, poolKey, err := openStore(cs)
+	if err != nil {
+		return err
+	}
+	if cs.Responses {
+		return h.provisionResponses(ctx, cs, store, poolKey) // responses_store.go
+	}
+	h.conv = &conversationRoute{cs: cs, logger: h.logger, metrics: h.metrics, store: store, poolKey: poolKey}
+	return nil
+}
+
+// openStore opens the store cs names, and returns the key of a pooled
+// Redis client ("" for files).
+func openStore(cs *config.ConversationSettings) (conversation.Store, string, error) {
 	switch cs.Store {
-	case config.StoreFile:
-		dir := cs.Dir
-		if dir == "" {
-			dir = filepath.Join(caddy.AppDataDir(), config.DefaultConversationDir)
-		}
-		s, err := filestore.New(dir, cs.TTL)
-		if err != nil {
-			return err
-		}
-		c.store = s
 	case config.StoreRedis:
 		// {env.…} placeholders are expanded here, so that the password
 		// stays out of the adapted config; the URL is never logged.
@@ -72,12 +75,24 @@ func (h *Handler) provisionConversation() error {
 			return pooledRedis{s}, err
 		})
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		c.store, c.poolKey = v.(pooledRedis).Store, key
+		return v.(pooledRedis).Store, key, nil
+	default:
+		dir := cs.Dir
+		if dir == "" {
+			def := config.DefaultConversationDir
+			if cs.Responses {
+				def = config.DefaultResponsesDir
+			}
+			dir = filepath.Join(caddy.AppDataDir(), def)
+		}
+		s, err := filestore.New(dir, cs.TTL)
+		if err != nil {
+			return nil, "", err
+		}
+		return s, "", nil
 	}
-	h.conv = c
-	return nil
 }
 
 // close lets go of the route's Redis client (the last route using it

@@ -45,6 +45,7 @@ type Handler struct {
 	metrics  *metrics
 	clock    clock              // the stream timers' clock; nil is the system's (tests set one)
 	conv     *conversationRoute // the conversation block; nil without one (conversation_store.go)
+	resp     *responsesRoute    // a responses route's stored responses, WebSocket mode and compaction (responses_*.go)
 	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
 	parks    *parkRoute         // where calls waiting for the user are kept; nil without tools (park.go)
 	// serversStarted is when the servers were started (startupGrace).
@@ -81,7 +82,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.provisionConversation(); err != nil { // conversation_store.go
+	if err := h.provisionConversation(ctx); err != nil { // conversation_store.go, responses_store.go
 		return err
 	}
 	if err := h.provisionTools(); err != nil { // tools.go
@@ -101,7 +102,9 @@ func (h *Handler) Validate() error {
 // Cleanup lets go of what Provision opened: the tool servers (stdio
 // servers are stopped and reaped, tools.go) and the conversation store's
 // Redis client, which routes share (conversation_store.go).
-func (h *Handler) Cleanup() error { return errors.Join(h.cleanupTools(), h.conv.close(), h.parks.close()) }
+func (h *Handler) Cleanup() error {
+	return errors.Join(h.cleanupTools(), h.conv.close(), h.resp.close(), h.parks.close())
+}
 
 // ServeHTTP shapes the request, proxies it through next, and re-encodes the
 // reply. Requests other than POST pass through untouched (a GET /v1/models
@@ -114,6 +117,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if h.conv != nil && r.Method == http.MethodPost && parseEndpoint(r).name == endpointToolResponse {
 		return h.serveToolResponse(w, r, next) // resume.go
+	}
+	// A responses route answers GET / DELETE …/{id} and the WebSocket
+	// upgrade itself (responses_store.go, responses_ws.go).
+	if h.resp != nil && h.resp.serveEndpoint(h, w, r, next) {
+		return nil
 	}
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)

@@ -84,7 +84,7 @@ type site struct {
 // reload the old server may still accept a connection for a moment and
 // then close it (its grace period is 1ns; caddyhttp App.Stop notes the
 // window), which a test on the old port would see as a reset or EOF.
-func startSite(t *testing.T, global, body string) site {
+func startSite(t testing.TB, global, body string) site {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(freePort(t))
 	s := site{addr: "localhost:" + port}

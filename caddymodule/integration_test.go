@@ -596,7 +596,7 @@ func protocolCases() []protocolCase {
 }
 
 // freePort is a helper for tests that need a port nothing listens on.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -31,6 +31,7 @@ type chat struct {
 	turn  *turn                // the conversation turn; nil without one
 	check *pipeline.Validation // the reply's checks; nil for none
 	tools *offer               // the route's tool servers' tools; nil for none (tools.go)
+	resp  *respTurn            // a responses route's response; nil on other routes (responses_store.go)
 	// park is where the turn parks a round whose calls wait for the
 	// user; nil when the route cannot (park.go). resume is the parked
 	// round the request resumes, nil for a new turn (resume.go).
@@ -50,6 +51,14 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 	if rerr != nil {
 		h.reject(w, c.rid, rerr)
 		return nil
+	}
+	// A responses route puts a previous_response_id chain before the
+	// input and opens compaction items (responses_store.go).
+	if h.resp != nil {
+		if body, c.resp, rerr = h.resp.prepare(r, c.rid, body); rerr != nil {
+			h.reject(w, c.rid, rerr)
+			return nil
+		}
 	}
 	c.repl, _ = r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	prompt := h.settings.Prompt
@@ -94,6 +103,9 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		status, out := ep.Answer(shaped, info)
 		_ = writeJSON(w, status, c.rid, out)
 		return nil
+	}
+	if c.resp != nil {
+		c.resp.facts(&info)
 	}
 	if f := h.settings.Request; f != nil && f.HeaderFacts != nil {
 		// What the format's own headers tell its encoder, read before

@@ -36,9 +36,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		c.repl.Set("http.llm_stream.message_id", meta.MessageID)
 		c.repl.Set("http.llm_stream.request_id", meta.RequestID)
 	}
+	if c.resp != nil && c.resp.noGenerate {
+		h.answerEmpty(w, c.resp, meta) // responses_store.go
+		return nil
+	}
 
 	p := h.pool.Get().(*pipeline.Pipeline)
-	p.Reset(c.turn.encoder(h.proto.NewEncoder(meta), meta), meta)
+	enc := h.proto.NewEncoder(meta)
+	if c.resp != nil {
+		enc = c.resp.encoder(enc) // stores the response when it ends
+	}
+	p.Reset(c.turn.encoder(enc, meta), meta)
 	p.Validate(c.check)
 	p.SetLoop(c.tools.loop(h))
 	ctx, cancel := context.WithCancelCause(r.Context())

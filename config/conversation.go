@@ -69,6 +69,12 @@ type Conversation struct {
 	// Lease is how long a Redis lock outlives a Caddy that stopped
 	// mid-stream; it is renewed while the stream runs. Default 30s.
 	Lease *Duration `json:"lease,omitempty"`
+	// CompactionKey, on a responses route, is the secret compaction items
+	// are sealed with (at least 16 bytes; placeholders such as
+	// {env.LLMSTREAM_COMPACTION_KEY} are expanded when the config loads).
+	// Default: a random secret made once and kept in the store, shared by
+	// every Caddy that uses the same store.
+	CompactionKey string `json:"compaction_key,omitempty"`
 }
 
 // The conversation defaults and accepted values.
@@ -86,8 +92,16 @@ const (
 	DefaultHistoryMessages = 100
 	DefaultHistoryBytes    = 128 << 10
 	DefaultLease           = 30 * time.Second
-	ClearPathSuffix        = "/conversation/{projectId}"
-	minLease               = time.Second
+	// On a responses route (CONTRACT.md §14): stored responses under
+	// llmstream/responses, kept 30 days as OpenAI keeps them, and a chain
+	// sent upstream up to 1000 items and 8MiB of item JSON (agent
+	// sessions are long).
+	DefaultResponsesDir          = "llmstream/responses"
+	DefaultResponsesTTL          = 30 * 24 * time.Hour
+	DefaultResponsesHistoryItems = 1000
+	DefaultResponsesHistoryBytes = 8 << 20
+	ClearPathSuffix              = "/conversation/{projectId}"
+	minLease                     = time.Second
 )
 
 // ConversationSettings is a Conversation resolved: defaults applied and
@@ -112,12 +126,25 @@ type ConversationSettings struct {
 	Budget conversation.Budget
 	// TTL and Lease are the store's durations (TTL 0: forever).
 	TTL, Lease time.Duration
+	// Responses: the settings are a responses route's, for its stored
+	// responses (CONTRACT.md §14), not a skillpet conversation's.
+	Responses bool
+	// CompactionKey is the configured compaction secret, placeholders not
+	// yet expanded; "" for the store's own.
+	CompactionKey string
 }
 
 // loadConversation checks c for a route whose settings are s.
 func loadConversation(c *Conversation, s *Settings) (*ConversationSettings, error) {
-	if s.Protocol != "skillpet" || s.RequestFormat != request.FormatSkillpet {
-		return nil, errorf("conversation", "conversation: needs protocol skillpet and request_format skillpet (got protocol %s, request_format %s)", s.Protocol, s.RequestFormat)
+	responses := s.Protocol == "responses" && s.RequestFormat == "responses"
+	if !responses && (s.Protocol != "skillpet" || s.RequestFormat != request.FormatSkillpet) {
+		return nil, errorf("conversation", "conversation: needs protocol skillpet and request_format skillpet, or protocol and request_format responses (got protocol %s, request_format %s)", s.Protocol, s.RequestFormat)
+	}
+	if responses {
+		return loadResponsesStore(c)
+	}
+	if c.CompactionKey != "" {
+		return nil, errorf("conversation.compaction_key", "conversation: compaction_key is for a responses route")
 	}
 	cs := &ConversationSettings{
 		Store:            orDefault(c.Store, StoreFile),
@@ -185,6 +212,58 @@ func loadConversation(c *Conversation, s *Settings) (*ConversationSettings, erro
 	}
 	if cs.Lease < minLease {
 		return nil, errorf("conversation.lease", "conversation: lease must be at least 1s (got %s)", cs.Lease)
+	}
+	return cs, nil
+}
+
+// loadResponsesStore checks a responses route's conversation settings:
+// where its responses are kept and for how long, whose they are, the
+// history budget of a previous_response_id chain, the compaction key. The
+// skillpet component's settings (agent, thinking, …) mean nothing there.
+func loadResponsesStore(c *Conversation) (*ConversationSettings, error) {
+	for name, set := range map[string]bool{"agent_id": c.AgentID != "", "agent_name": c.AgentName != "",
+		"agent_avatar": c.AgentAvatar != "", "agent_description": c.AgentDescription != "", "user_avatar": c.UserAvatar != "",
+		"thinking": c.Thinking != "", "queued_send": c.QueuedSend != 0, "clear_url": c.ClearURL != ""} {
+		if set {
+			return nil, errorf("conversation."+name, "conversation: %s is for a skillpet route, not a responses route", name)
+		}
+	}
+	cs := &ConversationSettings{
+		Responses:     true,
+		Store:         orDefault(c.Store, StoreFile),
+		Dir:           c.Dir,
+		RedisURL:      c.RedisURL,
+		KeyPrefix:     orDefault(c.KeyPrefix, DefaultKeyPrefix),
+		Scope:         orDefault(strings.TrimSpace(c.Scope), DefaultScope),
+		CompactionKey: c.CompactionKey,
+		Budget:        conversation.Budget{Messages: c.HistoryMessages, Bytes: int(c.HistoryBytes)},
+	}
+	switch {
+	case cs.Store != StoreFile && cs.Store != StoreRedis:
+		return nil, errorf("conversation.store", "conversation: unknown store %q (want file or redis)", cs.Store)
+	case cs.Store == StoreFile && c.RedisURL != "":
+		return nil, errorf("conversation.redis_url", "conversation: redis_url is for store redis")
+	case cs.Store == StoreRedis && c.RedisURL == "":
+		return nil, errorf("conversation.redis_url", "conversation: store redis needs a URL")
+	case cs.Store == StoreRedis && c.Dir != "":
+		return nil, errorf("conversation.dir", "conversation: dir is for store file")
+	case c.HistoryMessages < 0 || c.HistoryBytes < 0 || c.HistoryBytes > 1<<40:
+		return nil, errorf("conversation.history_messages", "conversation: history_messages and history_bytes must not be negative")
+	case c.CompactionKey != "" && !strings.Contains(c.CompactionKey, "{") && len(c.CompactionKey) < 16:
+		return nil, errorf("conversation.compaction_key", "conversation: compaction_key must be at least 16 bytes")
+	}
+	if cs.Budget.Messages == 0 {
+		cs.Budget.Messages = DefaultResponsesHistoryItems
+	}
+	if cs.Budget.Bytes == 0 {
+		cs.Budget.Bytes = DefaultResponsesHistoryBytes
+	}
+	var err error
+	if cs.TTL, err = duration("conversation.ttl", c.TTL, DefaultResponsesTTL); err != nil {
+		return nil, err
+	}
+	if cs.Lease, err = duration("conversation.lease", c.Lease, DefaultLease); err != nil {
+		return nil, err
 	}
 	return cs, nil
 }

@@ -175,6 +175,12 @@ func (r *Route) Load(root string) (*Settings, error) {
 		if s.Conversation, err = loadConversation(r.Conversation, s); err != nil {
 			return nil, err
 		}
+	} else if s.Protocol == "responses" && s.RequestFormat == "responses" {
+		// A Responses route keeps its responses by default, as OpenAI does
+		// (store defaults to true): files under Caddy's data directory.
+		if s.Conversation, err = loadResponsesStore(&Conversation{}); err != nil {
+			return nil, err
+		}
 	}
 	if r.ToolServers != nil {
 		if err := r.ToolServers.Check(); err != nil {

@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Store keeps conversations: the embedded file store (filestore) and Redis
@@ -21,7 +22,44 @@ type Store interface {
 	// Lock takes the conversation's lock, or fails with ErrBusy while
 	// another holder has it.
 	Lock(ctx context.Context, key Key) (Lock, error)
+
+	// PutResponse keeps a stored Responses API response (CONTRACT.md §14)
+	// under key for ttl (0: until deleted), replacing one kept there. A
+	// response is written once, when it ends, so it needs no lock; the
+	// write is all or nothing.
+	PutResponse(ctx context.Context, key ResponseKey, data []byte, ttl time.Duration) error
+	// GetResponse returns what PutResponse kept, or ErrNotFound (never
+	// kept, deleted, or past its ttl).
+	GetResponse(ctx context.Context, key ResponseKey) ([]byte, error)
+	// DeleteResponse deletes a kept response and reports whether there was
+	// one.
+	DeleteResponse(ctx context.Context, key ResponseKey) (bool, error)
+	// Secret returns the store's secret called name: 32 random bytes made
+	// the first time any user of the store asks, then the same bytes for
+	// every process sharing the store (the compaction key, which every
+	// Caddy sharing a Redis store must agree on).
+	Secret(ctx context.Context, name string) ([]byte, error)
 }
+
+// ResponseKey names one stored response. Both parts are hex SHA-256
+// digests, as in Key: the scope (whose responses; the same digest as
+// Key.Scope) and the response id, which a client chooses when it asks.
+type ResponseKey struct {
+	Scope string
+	ID    string
+}
+
+// NewResponseKey returns the key of response id of scope.
+func NewResponseKey(scope, id string) ResponseKey {
+	return ResponseKey{Scope: digest("llmstream scope", scope), ID: digest("llmstream response", id)}
+}
+
+// ErrNotFound is the error of GetResponse for a response the store does
+// not have.
+var ErrNotFound = errors.New("conversation: no such stored response")
+
+// SecretSize is the size of a store's secrets.
+const SecretSize = 32
 
 // Lock is the right to write one conversation, until Release.
 type Lock interface {

@@ -36,6 +36,7 @@ func parseMockCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, er
 //		interval        <duration>
 //		model           <name>
 //		truncate_after  <bytes>
+//		call_offered_tool           # a request offering tools gets a call of the first
 //		by_round                    # pick the reply by the request's agent-loop round, not in rotation
 //	}
 func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -95,6 +96,11 @@ func (m *Mock) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			m.RandomChunks = true
+		case "call_offered_tool":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.CallOfferedTool = true
 		case "by_round":
 			if d.NextArg() {
 				return d.ArgErr()

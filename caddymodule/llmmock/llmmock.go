@@ -75,6 +75,12 @@ type Mock struct {
 	// TruncateAfter, if positive, cuts the connection after that many reply
 	// bytes, before any finish_reason: a broken upstream, for failure tests.
 	TruncateAfter int `json:"truncate_after,omitempty"`
+	// CallOfferedTool makes a request that offers tools, and whose last
+	// message is not a tool result, answered with a call of its first tool
+	// (arguments "{}") instead of the reply: a model that uses the tool it
+	// is given, then answers once it has the result, whatever order
+	// concurrent requests come in (the Open Responses compliance tests).
+	CallOfferedTool bool `json:"call_offered_tool,omitempty"`
 	// ByRound picks the reply (and tool calls) by the request's round of
 	// an agent loop instead of rotating: a request whose messages after
 	// the last user message hold k assistant messages is round k+1 and
@@ -221,6 +227,13 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Han
 		m.recorded.add(body)
 	}
 	reply, calls := m.script(n, body)
+	if m.CallOfferedTool {
+		msgs := gjson.GetBytes(body, "messages").Array()
+		name := gjson.GetBytes(body, "tools.0.function.name").String()
+		if name != "" && len(msgs) > 0 && msgs[len(msgs)-1].Get("role").String() != "tool" {
+			reply, calls = nil, []mockCall{{name: name, args: "{}"}}
+		}
+	}
 	t := mockTurn{
 		m: m, w: w, r: r, reply: reply, calls: calls,
 		id:      "chatcmpl-mock-" + strconv.FormatUint(n, 10),

@@ -3,9 +3,13 @@ package llmmock
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
 )
 
 // TestMockPieces checks how llm_mock cuts a reply into deltas: nothing
@@ -61,6 +65,32 @@ func TestMockPieces(t *testing.T) {
 				t.Error("two request numbers cut the reply the same way")
 			}
 		})
+	}
+}
+
+// TestCallOfferedTool checks call_offered_tool: a request offering tools
+// gets a call of the first one, a request whose last message is a tool
+// result (or that offers none) the reply.
+func TestCallOfferedTool(t *testing.T) {
+	zero := caddy.Duration(0)
+	m := &Mock{ReplyTexts: []string{"the answer"}, CallOfferedTool: true, Interval: &zero}
+	if err := m.Provision(caddy.Context{}); err != nil {
+		t.Fatal(err)
+	}
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{}}}]`
+	for _, tc := range []struct{ body, want string }{
+		{`{"messages":[{"role":"user","content":"hi"}],` + tools + `}`, `"name":"get_weather"`},
+		{`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"sunny"}],` + tools + `}`, `"the answer"`},
+		{`{"messages":[{"role":"user","content":"hi"}]}`, `"the answer"`},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(tc.body))
+		if err := m.ServeHTTP(w, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s:\n%s\nwant %s", tc.body, w.Body, tc.want)
+		}
 	}
 }
 

@@ -29,6 +29,102 @@ func Run(t *testing.T, open func(t *testing.T) conversation.Store) {
 	t.Run("isolation", func(t *testing.T) { isolation(t, open(t)) })
 	t.Run("concurrent conversations", func(t *testing.T) { concurrentConversations(t, open(t)) })
 	t.Run("contention", func(t *testing.T) { contention(t, open(t)) })
+	t.Run("responses", func(t *testing.T) { responses(t, open(t)) })
+	t.Run("response ttl", func(t *testing.T) { responseTTL(t, open(t)) })
+	t.Run("secret", func(t *testing.T) { secret(t, open(t), open) })
+}
+
+// responses checks the stored responses: kept whole under their key,
+// replaced by a second put, one scope never reading or deleting
+// another's, deleted once.
+func responses(t *testing.T, s conversation.Store) {
+	a, b := conversation.NewResponseKey("alice", "resp_1"), conversation.NewResponseKey("bob", "resp_1")
+	if _, err := s.GetResponse(ctx, a); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("a new store: %v, want ErrNotFound", err)
+	}
+	data := []byte(`{"id":"resp_1","text":"é\n\u0000<&>"}` + "\x00\xff")
+	if err := s.PutResponse(ctx, a, data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetResponse(ctx, a); err != nil || string(got) != string(data) {
+		t.Fatalf("Get: %q, %v", got, err)
+	}
+	if _, err := s.GetResponse(ctx, b); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("another scope read it: %v", err)
+	}
+	if ok, err := s.DeleteResponse(ctx, b); ok || err != nil {
+		t.Fatalf("another scope deleted it: %v %v", ok, err)
+	}
+	if err := s.PutResponse(ctx, a, []byte("v2"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetResponse(ctx, a); string(got) != "v2" {
+		t.Fatalf("after a second put: %q", got)
+	}
+	if ok, err := s.DeleteResponse(ctx, a); !ok || err != nil {
+		t.Fatalf("Delete: %v %v", ok, err)
+	}
+	if ok, _ := s.DeleteResponse(ctx, a); ok {
+		t.Fatal("a second Delete found it")
+	}
+	if _, err := s.GetResponse(ctx, a); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("after Delete: %v", err)
+	}
+	// Many responses, concurrently, each under its own key.
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			k := conversation.NewResponseKey("alice", fmt.Sprintf("resp_c%d", i))
+			if err := s.PutResponse(ctx, k, []byte(strconv.Itoa(i)), 0); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 30 {
+		got, err := s.GetResponse(ctx, conversation.NewResponseKey("alice", fmt.Sprintf("resp_c%d", i)))
+		if err != nil || string(got) != strconv.Itoa(i) {
+			t.Errorf("response %d: %q %v", i, got, err)
+		}
+	}
+}
+
+// responseTTL checks that a response is gone once its ttl passed (the
+// wait is ten times the ttl: it only has to have passed).
+func responseTTL(t *testing.T, s conversation.Store) {
+	k := conversation.NewResponseKey("alice", "resp_ttl")
+	if err := s.PutResponse(ctx, k, []byte("x"), 5*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := s.GetResponse(ctx, k); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("after its ttl: %v, want ErrNotFound", err)
+	}
+}
+
+// secret checks a store's secrets: 32 bytes, the same on every call and
+// for every user of the same store, different per name.
+func secret(t *testing.T, s conversation.Store, open func(t *testing.T) conversation.Store) {
+	a, err := s.Secret(ctx, "compaction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.Secret(ctx, "compaction")
+	other, _ := s.Secret(ctx, "other")
+	if len(a) != conversation.SecretSize || string(a) != string(again) || string(a) == string(other) {
+		t.Fatalf("secrets %x %x %x", a, again, other)
+	}
+	var wg sync.WaitGroup
+	got := make([][]byte, 8)
+	for i := range got {
+		wg.Go(func() { got[i], _ = s.Secret(ctx, "raced") })
+	}
+	wg.Wait()
+	for _, g := range got {
+		if len(g) != conversation.SecretSize || string(g) != string(got[0]) {
+			t.Fatalf("racing callers got different secrets: %x", got)
+		}
+	}
 }
 
 var ctx = context.Background()

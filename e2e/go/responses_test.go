@@ -128,7 +128,9 @@ func checkResponseOutput(t *testing.T, r *responses.Response, w want) {
 	if u.InputTokens <= 0 || u.OutputTokens <= 0 || u.TotalTokens != u.InputTokens+u.OutputTokens {
 		t.Errorf("usage %+v", u)
 	}
-	if r.Instructions.OfString != "Be brief." || len(r.Tools) != 1 || r.Tools[0].Type != "web_search" {
+	// The hosted web_search tool is left out of the tools offered, so the
+	// Response repeats none (Open Responses: its tools are function tools).
+	if r.Instructions.OfString != "Be brief." || len(r.Tools) != 0 || !strings.Contains(r.RawJSON(), `"store":true`) {
 		t.Errorf("the request is not echoed: instructions %q tools %+v", r.Instructions.OfString, r.Tools)
 	}
 }
@@ -263,7 +265,7 @@ func TestResponsesTruncatedUpstream(t *testing.T) {
 
 	t.Run("previous_response_id", func(t *testing.T) {
 		p := responsesParams()
-		p.PreviousResponseID = openai.String("resp_123")
+		p.PreviousResponseID = openai.String("resp_unknown")
 		c := responsesClient("text", "text", 13)
 		_, err := c.Responses.New(context.Background(), p)
 		var apiErr *openai.Error
@@ -271,4 +273,48 @@ func TestResponsesTruncatedUpstream(t *testing.T) {
 			t.Errorf("New: %v, want 400 previous_response_not_found", err)
 		}
 	})
+}
+
+// TestResponsesChainGetDeleteCompact: openai-go continues a stored
+// response with previous_response_id, gets and deletes it, compacts a
+// conversation and continues from the compaction item (CONTRACT §14).
+func TestResponsesChainGetDeleteCompact(t *testing.T) {
+	ctx := context.Background()
+	c := responsesClient("text", "text", 13)
+	first, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-e2e",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Remember: cobalt.")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-e2e", PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What was it?")}})
+	if err != nil || second.PreviousResponseID != first.ID {
+		t.Fatalf("continuing: %v %+v", err, second)
+	}
+	got, err := c.Responses.Get(ctx, first.ID, responses.ResponseGetParams{})
+	if err != nil || got.ID != first.ID || got.OutputText() != first.OutputText() {
+		t.Fatalf("Get: %v %+v", err, got)
+	}
+	if err := c.Responses.Delete(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *openai.Error
+	if _, err := c.Responses.Get(ctx, first.ID, responses.ResponseGetParams{}); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Errorf("Get after Delete: %v", err)
+	}
+	compacted, err := c.Responses.Compact(ctx, responses.ResponseCompactParams{Model: "gpt-e2e",
+		Input: responses.ResponseCompactParamsInputUnion{OfString: openai.String("We launch on Tuesday.")}})
+	if err != nil || len(compacted.Output) != 1 || compacted.Output[0].Type != "compaction" || compacted.Output[0].EncryptedContent == "" {
+		t.Fatalf("Compact: %v %+v", err, compacted)
+	}
+	var item responses.ResponseInputItemUnionParam
+	if err := json.Unmarshal([]byte(compacted.Output[0].RawJSON()), &item); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-e2e",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{item,
+			responses.ResponseInputItemParamOfMessage("When?", responses.EasyInputMessageRoleUser)}}})
+	if err != nil || next.Status != responses.ResponseStatusCompleted {
+		t.Errorf("continuing from the compaction: %v %+v", err, next)
+	}
 }

@@ -21,7 +21,7 @@ import { BASE, read } from './expected.mjs';
 
 /** The fake upstreams' listener (e2e/Caddyfile). */
 const MOCKS_BASE = process.env.LLMSTREAM_E2E_MOCKS ?? 'http://127.0.0.1:18100';
-const RECORDED = `${MOCKS_BASE}/m/codex/13/llm_mock/requests`;
+const recorded = (mock) => `${MOCKS_BASE}/m/${mock}/13/llm_mock/requests`;
 const CODEX = fileURLToPath(new URL('../node_modules/.bin/codex', import.meta.url));
 const MARKER = 'llmstream-codex-e2e';
 
@@ -34,7 +34,7 @@ const MARKER = 'llmstream-codex-e2e';
  * protocol error fails the test instead of being retried; no update
  * check, analytics or feedback, so that Codex talks to 127.0.0.1 only.
  */
-const config = `
+const config = (mock, websockets) => `
 model = "e2e-model"
 model_provider = "llmstream"
 approval_policy = "never"
@@ -49,11 +49,12 @@ enabled = false
 
 [model_providers.llmstream]
 name = "llmstream"
-base_url = "${BASE}/responses/auto/codex/13/v1"
+base_url = "${BASE}/responses/auto/${mock}/13/v1"
 wire_api = "responses"
 env_key = "LLMSTREAM_E2E_KEY"
 request_max_retries = 0
 stream_max_retries = 0
+supports_websockets = ${websockets}
 `;
 
 /** run runs codex with args and returns its exit code, stdout and stderr. */
@@ -76,12 +77,16 @@ function run(args, env, timeoutMs) {
   });
 }
 
-test('codex exec runs a tool call and finishes the turn through the responses route', { timeout: 180_000 }, async () => {
+// Over HTTP, and in WebSocket mode (supports_websockets: Codex opens
+// ws://…/responses and sends response.create frames; CONTRACT §14).
+for (const [mode, mock, websockets] of [['HTTP', 'codex', false], ['WebSocket', 'codex_ws', true]]) {
+test(`codex exec runs a tool call and finishes the turn through the responses route (${mode})`, { timeout: 180_000 }, async () => {
+  const RECORDED = recorded(mock);
   assert.ok(existsSync(CODEX), `codex is installed (${CODEX}); run npm ci in e2e/`);
   const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
   const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
   try {
-    writeFileSync(join(home, 'config.toml'), config);
+    writeFileSync(join(home, 'config.toml'), config(mock, websockets));
     const cleared = await fetch(RECORDED, { method: 'DELETE' });
     assert.equal(cleared.status, 204, 'the codex mock records');
 
@@ -144,3 +149,4 @@ test('codex exec runs a tool call and finishes the turn through the responses ro
     rmSync(work, { recursive: true, force: true });
   }
 });
+}

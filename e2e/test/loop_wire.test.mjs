@@ -16,6 +16,7 @@ import { DefaultChatTransport, isToolUIPart, lastAssistantMessageIsCompleteWithT
 import OpenAI from 'openai';
 
 import { NodeChat } from './chat.mjs';
+import { assertEvent, assertResponse } from './openresponses.mjs';
 
 /** golden reads what protocol's encoder wrote for scenario. */
 const golden = (protocol, scenario) =>
@@ -105,8 +106,12 @@ describe('responses: the rounds in openai-node', () => {
   test('server_tools: responses.stream() accumulates the mcp_call items and both rounds', async () => {
     const stream = (await client('server_tools')).responses.stream({ model: 'm', input: 'What is Caddy?' });
     const types = [];
-    for await (const ev of stream) types.push(ev.type);
+    for await (const ev of stream) {
+      assertEvent(ev);
+      types.push(ev.type);
+    }
     const r = await stream.finalResponse();
+    assertResponse(r);
     assert.equal(r.status, 'completed');
     assert.deepEqual(r.output.map((o) => o.type), ['reasoning', 'message', 'mcp_call', 'mcp_call', 'reasoning', 'message']);
     const calls = r.output.filter((o) => o.type === 'mcp_call');
@@ -125,6 +130,7 @@ describe('responses: the rounds in openai-node', () => {
   test('mixed_turn: a failed mcp_call beside the function_call the client runs', async () => {
     const stream = (await client('mixed_turn')).responses.stream({ model: 'm', input: 'both' });
     const r = await stream.finalResponse();
+    assertResponse(r);
     const mcp = r.output.find((o) => o.type === 'mcp_call');
     assert.equal(mcp.status, 'failed');
     assert.equal(mcp.output, null);
@@ -134,6 +140,7 @@ describe('responses: the rounds in openai-node', () => {
 
   test('server_tools, stream false: one Response with the items', async () => {
     const r = await (await client('server_tools_whole', { 'content-type': 'application/json' })).responses.create({ model: 'm', input: 'q' });
+    assertResponse(r);
     assert.deepEqual(r.output.map((o) => o.type), ['reasoning', 'message', 'mcp_call', 'mcp_call', 'reasoning', 'message']);
   });
 
@@ -141,8 +148,11 @@ describe('responses: the rounds in openai-node', () => {
     const stream = (await client('error_while_tool_runs')).responses.stream({ model: 'm', input: 'q' });
     const seen = [];
     await assert.rejects(async () => {
-      for await (const ev of stream) seen.push(ev.type);
-    });
+      for await (const ev of stream) {
+        assertEvent(ev);
+        seen.push(ev.type);
+      }
+    }, (err) => !(err instanceof assert.AssertionError));
     assert.ok(seen.includes('response.mcp_call.failed'));
   });
 });

@@ -9,6 +9,7 @@ import OpenAI, { APIError, BadRequestError } from 'openai';
 
 import { BASE, CHUNKS, CUT_CHUNKS, CUTS, MOCKS, MOCK_MODEL } from './expected.mjs';
 import { matchesPartial, partialAnswer } from './expected_cut.mjs';
+import { assertCompacted, assertEvent, assertResponse } from './openresponses.mjs';
 
 const client = (format, mock, chunk) =>
   new OpenAI({ baseURL: `${BASE}/responses/${format}/${mock}/${chunk}/v1`, apiKey: 'sk-e2e', maxRetries: 0, timeout: 30_000 });
@@ -79,6 +80,7 @@ function outputOf(output) {
 /** checkResponse checks a completed Response against the mock's reply. */
 function checkResponse(response, want) {
   const exp = expected(want);
+  assertResponse(response);
   assert.equal(response.object, 'response');
   assert.match(response.id, /^resp_/);
   assert.equal(response.status, 'completed');
@@ -98,10 +100,12 @@ function checkResponse(response, want) {
   assert.equal(u.total_tokens, u.input_tokens + u.output_tokens);
   assert.equal(u.input_tokens_details.cached_tokens, 0);
   assert.equal(u.output_tokens_details.reasoning_tokens, 0);
-  // The request's parameters come back, and nothing was stored.
+  // The request's parameters come back (the hosted web_search tool, which
+  // no chat upstream runs, is not among the tools offered), and the
+  // response is stored: the client sent a key, so it has a scope.
   assert.equal(response.instructions, 'Be brief.');
-  assert.deepEqual(response.tools, params.tools);
-  assert.equal(response.store, false);
+  assert.deepEqual(response.tools, []);
+  assert.equal(response.store, true);
   return got;
 }
 
@@ -124,6 +128,7 @@ describe('responses: create({stream: true})', () => {
       let completed;
       for await (const event of stream) {
         types.push(event.type);
+        assertEvent(event);
         assert.equal(event.sequence_number, seq++, 'sequence numbers count from 0');
         switch (event.type) {
           case 'response.output_text.delta':
@@ -215,6 +220,7 @@ describe('responses: truncated upstream', () => {
         await assert.rejects(
           (async () => {
             for await (const e of stream) {
+              assertEvent(e);
               if (e.type === 'response.output_text.delta') answer += e.delta;
               if (e.type === 'response.failed') failed = e.response;
             }
@@ -249,6 +255,47 @@ describe('responses: truncated upstream', () => {
       assert.equal(err.status, 502);
       assert.equal(err.code, 'upstream_error');
       assert.match(err.message, /upstream: the connection broke off mid-reply/);
+      return true;
+    });
+  });
+});
+
+describe('responses: stored responses and compaction (CONTRACT §14)', () => {
+  test('previous_response_id chains, retrieve and delete', async () => {
+    const c = client('text', 'text', 13);
+    const first = await c.responses.create({ model: 'gpt-e2e', input: 'Remember: cobalt.' });
+    assertResponse(first);
+    assert.equal(first.store, true);
+    const second = await c.responses.create({ model: 'gpt-e2e', previous_response_id: first.id, input: 'What was it?' });
+    assert.equal(second.previous_response_id, first.id);
+    const stream = await c.responses.create({ model: 'gpt-e2e', previous_response_id: second.id, input: 'Again?', stream: true });
+    for await (const e of stream) assertEvent(e);
+    const got = await c.responses.retrieve(first.id);
+    assertResponse(got);
+    assert.equal(got.id, first.id);
+    assert.equal(got.output_text, first.output_text);
+    await c.responses.delete(first.id);
+    await assert.rejects(c.responses.retrieve(first.id), (err) => err instanceof APIError && err.status === 404);
+    // Another key (scope) sees none of them.
+    const other = new OpenAI({ baseURL: `${BASE}/responses/text/text/13/v1`, apiKey: 'sk-other', maxRetries: 0 });
+    await assert.rejects(other.responses.retrieve(second.id), (err) => err.status === 404);
+  });
+
+  test('compact, then continue from the compaction item', async () => {
+    const c = client('text', 'text', 13);
+    const compacted = await c.responses.compact({
+      model: 'gpt-e2e',
+      input: [{ role: 'user', content: 'We launch on Tuesday.' }, { role: 'assistant', content: 'Noted.' }],
+    });
+    assertCompacted(compacted);
+    assert.equal(compacted.output.length, 1);
+    assert.equal(compacted.output[0].type, 'compaction');
+    const next = await c.responses.create({ model: 'gpt-e2e', input: [...compacted.output, { role: 'user', content: 'When?' }] });
+    assert.equal(next.status, 'completed');
+    const tampered = { ...compacted.output[0], encrypted_content: compacted.output[0].encrypted_content.slice(0, -4) + 'AAAA' };
+    await assert.rejects(c.responses.create({ model: 'gpt-e2e', input: [tampered] }), (err) => {
+      assert.ok(err instanceof BadRequestError);
+      assert.equal(err.code, 'invalid_encrypted_content');
       return true;
     });
   });

@@ -53,9 +53,21 @@ func accumulate(out []byte) (*accumulated, error) {
 	var resp map[string]any
 	partDone := map[string]bool{} // "<output>/<c|s><index>"
 	seq := 0
-	failed := false
+	failed, done := false, false
 	for _, ev := range evs {
 		if ev.Comment {
+			continue
+		}
+		if done {
+			return nil, fmt.Errorf("event %s after [DONE]", ev.Name)
+		}
+		// The Open Responses spec's last data; only after the terminal
+		// event (and the error event that follows response.failed).
+		if ev.Name == "" && ev.Data == "[DONE]" {
+			if a.terminal == "" || a.terminal == "response.failed" && !failed {
+				return nil, fmt.Errorf("[DONE] before the end of the response")
+			}
+			done = true
 			continue
 		}
 		if a.terminal != "" && !(a.terminal == "response.failed" && !failed) {
@@ -153,6 +165,13 @@ func accumulate(out []byte) (*accumulated, error) {
 			a.id, _ = r["id"].(string)
 		case "response.output_item.added":
 			it, _ := m["item"].(map[string]any)
+			if it != nil && it["type"] == "compaction" {
+				// CompactionBody has no status; tracked here as others.
+				if _, ok := it["status"]; ok {
+					return nil, fmt.Errorf("%s: a compaction item with a status", typ)
+				}
+				it["status"] = "in_progress"
+			}
 			if idx("output_index") != len(a.output) || it == nil || it["status"] != "in_progress" {
 				return nil, fmt.Errorf("%s: %v at %v, want an in_progress item at %d", typ, it, m["output_index"], len(a.output))
 			}
@@ -298,11 +317,18 @@ func accumulate(out []byte) (*accumulated, error) {
 			if err := allPartsDone(it, i, partDone); err != nil {
 				return nil, fmt.Errorf("%s: %v", typ, err)
 			}
-			it["status"] = "completed"
+			// An item ends completed, or incomplete when the reply was cut
+			// short while it was written (checked at the terminal event).
+			done, _ := m["item"].(map[string]any)
+			compaction := it["type"] == "compaction"
+			if compaction {
+				it["encrypted_content"] = done["encrypted_content"]
+				done["status"] = "completed"
+			}
 			if it["type"] == "mcp_call" {
+				it["status"] = "completed"
 				// The outcome is the done item's, as the event before it
 				// said: output when completed, error when failed.
-				done, _ := m["item"].(map[string]any)
 				if done["status"] == "incomplete" && !partDone[fmt.Sprintf("%d/running", i)] && done["output"] == nil && done["error"] == nil {
 					// A call the response ended before it ran.
 					it["status"] = "incomplete"
@@ -321,9 +347,19 @@ func accumulate(out []byte) (*accumulated, error) {
 					return nil, fmt.Errorf("%s: mcp_call %v, want output when completed and error when failed", typ, done)
 				}
 				it["output"], it["error"] = done["output"], done["error"]
+			} else {
+				st, _ := done["status"].(string)
+				if st != "completed" && st != "incomplete" {
+					return nil, fmt.Errorf("%s: status %q", typ, st)
+				}
+				it["status"] = st
 			}
 			if !reflect.DeepEqual(m["item"], any(it)) {
 				return nil, fmt.Errorf("%s: item %v, accumulated %v", typ, m["item"], it)
+			}
+			if compaction {
+				delete(it, "status")
+				delete(done, "status")
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			status := strings.TrimPrefix(typ, "response.")
@@ -335,11 +371,17 @@ func accumulate(out []byte) (*accumulated, error) {
 				return nil, fmt.Errorf("%s: the response id changed", typ)
 			}
 			for i, it := range a.output {
-				if it["status"] == "in_progress" {
-					if status != "failed" {
-						return nil, fmt.Errorf("%s with output %d unfinished", typ, i)
-					}
-					it["status"] = "incomplete"
+				switch {
+				case it["status"] == "in_progress":
+					return nil, fmt.Errorf("%s with output %d unfinished", typ, i)
+				// Open Responses: an incomplete item is the last one,
+				// in an incomplete response; a failed one may leave
+				// several cut.
+				// (A call to a tool the gateway runs that never ran is
+				// incomplete whatever the response: mcp.go.)
+				case it["type"] != "mcp_call" && it["status"] == "incomplete" && status == "completed",
+					it["type"] != "mcp_call" && it["status"] == "incomplete" && status == "incomplete" && i != len(a.output)-1:
+					return nil, fmt.Errorf("%s with output %d incomplete", typ, i)
 				}
 			}
 			if out, _ := r["output"].([]any); len(out) != len(a.output) || !reflect.DeepEqual(out, toAny(a.output)) {
@@ -523,6 +565,15 @@ func checkItem(it map[string]any, whole bool) error {
 		if _, ok := it["arguments"].(string); err == nil && !ok {
 			err = fmt.Errorf("function_call arguments %v", it)
 		}
+	case "compaction":
+		keys := []string{"id", "type", "encrypted_content", "created_by"}
+		if !whole {
+			keys = append(keys, "status") // tracked as in_progress while it is open
+		}
+		err = exactKeys(it, keys...)
+		if c, _ := it["encrypted_content"].(string); err == nil && (!strings.HasPrefix(id, "cmp_") || whole && c == "") {
+			err = fmt.Errorf("compaction %v", it)
+		}
 	case "mcp_call":
 		err = exactKeys(it, "id", "type", "status", "server_label", "name", "arguments", "approval_request_id", "output", "error")
 		if _, ok := it["arguments"].(string); err == nil && (!strings.HasPrefix(id, "mcp_") || it["name"] == "" || !ok) {
@@ -580,9 +631,12 @@ func checkWhole(out []byte, status int) (map[string]any, error) {
 	if err := checkResponse(m, st); err != nil {
 		return nil, err
 	}
-	for _, o := range m["output"].([]any) {
-		// A call to a tool the gateway runs may have failed.
-		if it := o.(map[string]any); it["status"] != "completed" && (it["type"] != "mcp_call" || it["status"] == "in_progress") {
+	items := m["output"].([]any)
+	for i, o := range items {
+		// Only the last item of an incomplete response may be cut; a call
+		// to a tool the gateway runs may have failed.
+		if it := o.(map[string]any); it["status"] != "completed" && !(it["status"] == "incomplete" && st == "incomplete" && i == len(items)-1) &&
+			(it["type"] != "mcp_call" || it["status"] == "in_progress") {
 			return nil, fmt.Errorf("whole response with an unfinished item: %v", o)
 		}
 	}

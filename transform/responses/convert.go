@@ -23,8 +23,11 @@ var Format = &request.Format{Name: "responses", Convert: Convert, AppendError: A
 // system roles become system, function_call items assistant tool_calls,
 // function_call_output items tool messages), function tools become chat
 // tools, and tool_choice, parallel_tool_calls, max_output_tokens
-// (max_tokens), temperature, top_p, user, text.format (response_format)
-// and reasoning.effort (reasoning_effort) are carried over.
+// (max_tokens), temperature, top_p, presence_penalty, frequency_penalty,
+// user, text.format (response_format) and reasoning.effort
+// (reasoning_effort) are carried over. A compaction item becomes the
+// summary it carries (OpenSummary must have opened it first: Convert
+// alone refuses one, as it cannot check it).
 //
 // What a chat-completions upstream cannot do and what has no counterpart
 // is left out and named in Info.LeftOut: hosted tools (web_search, which
@@ -33,9 +36,10 @@ var Format = &request.Format{Name: "responses", Convert: Convert, AppendError: A
 // without a counterpart (store, include, metadata, prompt_cache_key,
 // truncation, …) are ignored. What would change the answer if it were
 // dropped is refused with a 400 naming it, and nothing goes upstream:
-// previous_response_id and conversation (llmstream stores no responses),
-// prompt, background, item_reference items, a tool_choice forcing a hosted
-// tool, an image known only by its file id.
+// a previous_response_id the HTTP layer did not resolve (Splice removes
+// the ones it did), conversation, prompt, background, item_reference
+// items, a tool_choice forcing a hosted tool, an image known only by its
+// file id.
 //
 // Convert reads the body once with encoding/json; it never panics, and the
 // body's size is bounded by max_request_body before it is called.
@@ -111,6 +115,8 @@ func Convert(body []byte) ([]byte, request.Info, *request.Error) {
 		{"max_output_tokens", "max_tokens", '0'},
 		{"temperature", "temperature", '0'},
 		{"top_p", "top_p", '0'},
+		{"presence_penalty", "presence_penalty", '0'},
+		{"frequency_penalty", "frequency_penalty", '0'},
 		{"user", "user", '"'},
 	} {
 		raw := root[p.name]
@@ -173,11 +179,12 @@ func parseBody(body []byte) (map[string]json.RawMessage, *request.Error) {
 	return root, nil
 }
 
-// refuseStored refuses what needs state kept between requests, or a run
-// llmstream does not do: the answer would change if it were dropped.
-// llmstream stores no responses (the skillpet conversation store is a
-// different thing, CONTRACT.md §9), so a previous_response_id names
-// nothing it knows: OpenAI's own answer for an unknown id.
+// refuseStored refuses what needs state kept between requests that the
+// HTTP layer did not provide, or a run llmstream does not do: the answer
+// would change if it were dropped. A previous_response_id still in the
+// body was not resolved by the HTTP layer (it found no such response for
+// this client, or the route keeps none): OpenAI's own answer for an
+// unknown id.
 func refuseStored(root map[string]json.RawMessage) *request.Error {
 	switch prev := root["previous_response_id"]; kindOf(prev) {
 	case 0, 'n':
@@ -186,8 +193,7 @@ func refuseStored(root map[string]json.RawMessage) *request.Error {
 		_ = json.Unmarshal(prev, &id)
 		if id != "" {
 			return badRequest(CodePreviousResponseNotFound, "previous_response_id",
-				"previous response with id '"+printable(id)+"' not found: llmstream stores no responses, "+
-					"so send the whole conversation in input (and store: false)")
+				"previous response with id '"+printable(id)+"' not found")
 		}
 	default:
 		return badRequest(CodeInvalidParam, "previous_response_id", `"previous_response_id" must be a string`)
@@ -195,7 +201,7 @@ func refuseStored(root map[string]json.RawMessage) *request.Error {
 	for _, name := range []string{"conversation", "prompt"} {
 		if k := kindOf(root[name]); k != 0 && k != 'n' {
 			return badRequest(CodeUnsupported, name, `"`+name+`" refers to state stored by OpenAI, which llmstream does not have: `+
-				"send the whole conversation in input")
+				"send the conversation in input, or continue it with previous_response_id")
 		}
 	}
 	if kindOf(root["background"]) == 't' {
@@ -354,6 +360,15 @@ func echo(root map[string]json.RawMessage) Request {
 		Truncation:        get("truncation"),
 		User:              get("user"),
 		Metadata:          get("metadata"),
+		PresencePenalty:   get("presence_penalty"),
+		FrequencyPenalty:  get("frequency_penalty"),
+		TopLogprobs:       get("top_logprobs"),
+		MaxToolCalls:      get("max_tool_calls"),
+		SafetyIdentifier:  get("safety_identifier"),
+		PromptCacheKey:    get("prompt_cache_key"),
+		// OpenAI's default: a response is stored unless the client says
+		// store: false.
+		Store: kindOf(root["store"]) != 'f',
 	}
 }
 

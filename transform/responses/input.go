@@ -19,6 +19,8 @@ type converter struct {
 	pending []byte
 	// leftOut is what Info.LeftOut names.
 	leftOut []string
+	// calls holds the call_id of every function_call so far.
+	calls map[string]bool
 	// mcpGroup is 1 + the index of the assistant message that the last
 	// mcp_call items went into, whose tool messages follow it to the end
 	// of msgs; 0 when another item came since (mcp_input.go).
@@ -108,6 +110,11 @@ func (c *converter) item(i int, raw json.RawMessage) *request.Error {
 		return c.functionCall(i, obj)
 	case typ == "function_call_output":
 		return c.functionCallOutput(i, obj)
+	case typ == "compaction" || typ == "compaction_trigger":
+		// Prepare opens compaction items and acts on triggers; one that
+		// reaches here came to a route that keeps no compaction key.
+		return unsupported(itemParam(i), itemParam(i)+" is a "+typ+" item, which this route cannot read: "+
+			"it needs the responses store (the route's conversation settings)")
 	case typ == "item_reference":
 		return unsupported(itemParam(i), itemParam(i)+" is an item_reference: llmstream stores no items, so send the item itself")
 	case typ == "":
@@ -279,6 +286,10 @@ func (c *converter) functionCall(i int, obj map[string]json.RawMessage) *request
 			return badRequest(CodeInvalidInput, p+"."+name, p+"."+name+" must be a string")
 		}
 	}
+	if c.calls == nil {
+		c.calls = map[string]bool{}
+	}
+	c.calls[stringOf(obj["call_id"])] = true
 	call := append([]byte(`{"id":`), obj["call_id"]...)
 	call = append(call, `,"type":"function","function":{"name":`...)
 	call = append(call, obj["name"]...)
@@ -305,6 +316,14 @@ func (c *converter) functionCallOutput(i int, obj map[string]json.RawMessage) *r
 	p := itemParam(i)
 	if kindOf(obj["call_id"]) != '"' {
 		return badRequest(CodeInvalidInput, p+".call_id", p+".call_id must be a string")
+	}
+	// A tool output answers a call made before it (in the input or the
+	// previous_response_id chain), as OpenAI requires: a strict upstream
+	// refuses a tool message without its call, and the Open Responses
+	// WebSocket rules make such a continuation a failed turn.
+	if id := stringOf(obj["call_id"]); !c.calls[id] {
+		return badRequest(CodeInvalidInput, p+".call_id", "no function_call found for the function_call_output with call_id '"+
+			printable(id)+"': send the call before its output, or continue with previous_response_id")
 	}
 	out := obj["output"]
 	switch kindOf(out) {

@@ -15,13 +15,23 @@ const (
 	itemReasoning
 	itemFunctionCall
 	itemMCP // a call to a tool the gateway runs (mcp.go)
+	// itemCompaction is the one output item of a compaction; its text is
+	// the sealed summary (encrypted_content).
+	itemCompaction
 )
+
+// idPrefix is each kind's item id prefix, as OpenAI names them.
+var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemMCP: "mcp_", itemCompaction: "cmp_"}
 
 // item is one output item and everything it said so far.
 type item struct {
 	kind itemKind
 	// done is set once response.output_item.done went out.
 	done bool
+	// cut marks an item that ended incomplete: the upstream stopped at its
+	// token limit or content filter, or broke off, while the model was
+	// writing it (Open Responses: items are state machines).
+	cut bool
 	// text is a message's output_text or a function call's arguments.
 	text []byte
 	// partOpen: a message's output_text part was added and is not done.
@@ -116,6 +126,38 @@ func (e *Encoder) closeText(dst []byte, k itemKind) []byte {
 		dst = e.closeOutputText(dst, i)
 	} else {
 		dst = e.closeReasoningParts(dst, i)
+	}
+	return e.itemDone(dst, i)
+}
+
+// endText ends the open text item of kind k because the model ended it.
+// Its closing events wait for the next event (pending): if that is the
+// end of a reply cut short, the item was cut too and closes incomplete.
+func (e *Encoder) endText(dst []byte, k itemKind) []byte {
+	if e.open < 0 || e.items[e.open].kind != k {
+		return dst
+	}
+	dst = e.flushPending(dst, false)
+	e.pending, e.open = e.open, -1
+	return dst
+}
+
+// flushPending sends the closing events of the item whose end waits, if
+// any: incomplete when cut.
+func (e *Encoder) flushPending(dst []byte, cut bool) []byte {
+	i := e.pending
+	if i < 0 {
+		return dst
+	}
+	e.pending = -1
+	e.items[i].cut = cut
+	switch e.items[i].kind {
+	case itemMessage:
+		dst = e.closeOutputText(dst, i)
+	case itemReasoning:
+		dst = e.closeReasoningParts(dst, i)
+	default:
+		return e.closeCall(dst, i)
 	}
 	return e.itemDone(dst, i)
 }
@@ -407,7 +449,14 @@ func (e *Encoder) toolCallEnd(dst []byte, ev transform.Event) []byte {
 	if e.items[i].kind == itemMCP {
 		return e.mcpArgsDone(dst, i)
 	}
-	return e.closeCall(dst, i)
+	// The call's done events wait like a text item's (endText); a call
+	// still pending is not ended twice.
+	if e.pending == i {
+		return dst
+	}
+	dst = e.flushPending(dst, false)
+	e.pending = i
+	return dst
 }
 
 // closeCall sends function call i's arguments.done and output_item.done.
@@ -425,15 +474,22 @@ func (e *Encoder) closeCall(dst []byte, i int) []byte {
 	return e.itemDone(dst, i)
 }
 
-// closeAll ends every open item, in order, at the end of a completed
-// stream.
-func (e *Encoder) closeAll(dst []byte) []byte {
+// closeAll ends every item still open, in order, at the end of the
+// stream: the one whose end waits, then the open text item and the calls
+// never ended. cut (a reply cut short, or a failure) makes each of them
+// incomplete; the items ended before it stay completed.
+func (e *Encoder) closeAll(dst []byte, cut bool) []byte {
+	dst = e.flushPending(dst, cut)
+	if e.open >= 0 {
+		e.items[e.open].cut = cut
+	}
 	dst = e.closeText(dst, e.kindOpen())
 	for i := range e.items {
 		it := &e.items[i]
 		switch {
 		case it.done:
 		case it.kind == itemFunctionCall:
+			it.cut = cut
 			dst = e.closeCall(dst, i)
 		case it.kind == itemMCP:
 			// The loop promises every call an outcome before the end.

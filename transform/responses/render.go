@@ -54,16 +54,8 @@ func (e *Encoder) appendPartRef(dst []byte, i int, name string, j int) []byte {
 // response's base id, and the output index, so that ids are unique and
 // stable without state.
 func (e *Encoder) appendItemID(dst []byte, i int) []byte {
-	switch e.items[i].kind {
-	case itemMessage:
-		dst = append(dst, `"msg_`...)
-	case itemReasoning:
-		dst = append(dst, `"rs_`...)
-	case itemMCP:
-		dst = append(dst, `"mcp_`...)
-	default:
-		dst = append(dst, `"fc_`...)
-	}
+	dst = append(dst, '"')
+	dst = append(dst, idPrefix[e.items[i].kind]...)
 	dst = jsonout.AppendStringBodyS(dst, e.base)
 	dst = append(dst, '_')
 	dst = strconv.AppendInt(dst, int64(i), 10)
@@ -79,7 +71,7 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 	status := "in_progress"
 	if whole {
 		status = "incomplete"
-		if it.done {
+		if it.done && !it.cut {
 			status = "completed"
 		}
 	}
@@ -94,6 +86,16 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 			dst = appendOutputText(dst, it.text)
 		}
 		dst = append(dst, ']')
+	case itemCompaction:
+		// Open Responses CompactionBody: no status member; the sealed
+		// summary once it is written.
+		dst = append(dst, `,"type":"compaction","encrypted_content":`...)
+		if whole {
+			dst = jsonout.AppendString(dst, it.text)
+		} else {
+			dst = append(dst, `""`...)
+		}
+		dst = append(dst, `,"created_by":"llmstream"`...)
 	case itemReasoning:
 		dst = append(dst, `,"type":"reasoning","status":"`...)
 		dst = append(dst, status...)

@@ -15,7 +15,6 @@ import (
 // A whole response is that Response object alone.
 func (e *Encoder) finish(dst []byte, reason string) []byte {
 	dst = e.begin(dst)
-	dst = e.closeAll(dst)
 	status, typ, why := "completed", "response.completed", ""
 	switch reason {
 	case "length":
@@ -23,6 +22,11 @@ func (e *Encoder) finish(dst []byte, reason string) []byte {
 	case "content_filter":
 		status, typ, why = "incomplete", "response.incomplete", "content_filter"
 	}
+	// The item the upstream was writing when it stopped short ends
+	// incomplete, and it is the last one (Open Responses, "Items are
+	// state machines").
+	dst = e.closeAll(dst, status == "incomplete")
+	e.final = final{status: status, why: why}
 	if !e.meta.Stream {
 		dst = e.appendResponse(dst, status, why, nil)
 		return append(dst, '\n')
@@ -30,19 +34,42 @@ func (e *Encoder) finish(dst []byte, reason string) []byte {
 	dst = e.eventHead(dst, typ)
 	dst = append(dst, `,"response":`...)
 	dst = e.appendResponse(dst, status, why, nil)
-	return append(dst, eventTail...)
+	dst = append(dst, eventTail...)
+	return e.appendDone(dst)
 }
 
-// fail ends a failed stream with response.failed, whose Response holds
-// the output so far (unfinished items incomplete) and the error, then an
-// error event. response.failed is what Codex and the Agents SDK act on
-// (Codex retries it); the official SDKs raise only on an event with an
-// "error" member (openai-node's Stream and openai-go's ssestream throw
-// APIError / StreamError there), so the error event carries its fields
-// both flat, as OpenAI documents ResponseErrorEvent, and nested under
-// "error", as the API sends them. A whole response is instead answered
-// with 502 (504 for upstream_timeout) and an OpenAI error body, which the
-// SDKs raise as an APIError.
+// appendDone ends an SSE stream with data: [DONE], which the Open
+// Responses specification requires as the stream's last data. OpenAI's
+// API does not send it; every client llmstream is tested with skips it
+// (openai-node and openai-go end their streams on it, Codex skips data
+// that is not JSON, and the spec's own runner ignores it). A WebSocket
+// turn ends at its terminal response.* event instead.
+func (e *Encoder) appendDone(dst []byte) []byte {
+	if e.req.WebSocket {
+		return dst
+	}
+	return append(dst, "data: [DONE]\n\n"...)
+}
+
+// fail ends a failed stream: the items still open close incomplete, then
+// response.failed carries the Response with the output so far and the
+// error, then an error event, then [DONE].
+//
+// The Open Responses specification puts the error event before
+// response.failed; llmstream sends it after, because the SDKs raise on
+// the first event with an "error" member (openai-node's Stream and
+// openai-go's ssestream throw APIError / StreamError there) and would
+// never see response.failed, which is what Codex and the Agents SDK act
+// on (Codex retries it) and which holds the output so far. The error
+// event carries its fields both flat, as OpenAI documents
+// ResponseErrorEvent, and nested under "error", as the API and the spec
+// (ErrorStreamingEvent) send them. Over a WebSocket, response.failed
+// ends the turn and no error event follows: the next frame belongs to
+// the next response.create.
+//
+// A whole response is instead answered with 502 (504 for
+// upstream_timeout) and an OpenAI error body, which the SDKs raise as an
+// APIError.
 func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 	code := ev.Code
 	if code == "" {
@@ -60,10 +87,15 @@ func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 	}
 	dst = e.begin(dst)
 	dst = e.failRuns(dst, string(msg))
+	dst = e.closeAll(dst, true)
+	e.final = final{status: "failed", failure: &transform.Event{Code: code, Text: append([]byte(nil), msg...)}}
 	dst = e.eventHead(dst, "response.failed")
 	dst = append(dst, `,"response":`...)
 	dst = e.appendResponse(dst, "failed", "", &transform.Event{Code: code, Text: msg})
 	dst = append(dst, eventTail...)
+	if e.req.WebSocket {
+		return dst
+	}
 	dst = e.eventHead(dst, "error")
 	dst = append(dst, `,"code":`...)
 	dst = jsonout.AppendStringS(dst, code)
@@ -71,7 +103,32 @@ func (e *Encoder) fail(dst []byte, ev transform.Event) []byte {
 	dst = jsonout.AppendString(dst, msg)
 	dst = append(dst, `,"param":null,"error":`...)
 	dst = appendErrorObject(dst, code, msg)
-	return append(dst, eventTail...)
+	dst = append(dst, eventTail...)
+	return e.appendDone(dst)
+}
+
+// final is how a response ended, for AppendResponse.
+type final struct {
+	status, why string
+	failure     *transform.Event
+}
+
+// Ended returns the status the response ended with (completed,
+// incomplete or failed), "" while it has not ended or when it failed
+// before the stream began (a whole response answered with an error body).
+func (e *Encoder) Ended() string { return e.final.status }
+
+// ID returns the response's id, resp_ and the stream's base id.
+func (e *Encoder) ID() string { return "resp_" + e.base }
+
+// AppendResponse appends the Response object as the terminal event
+// carried it (the one GET /v1/responses/{id} returns and a store keeps);
+// nothing before the response ended.
+func (e *Encoder) AppendResponse(dst []byte) []byte {
+	if e.final.status == "" {
+		return dst
+	}
+	return e.appendResponse(dst, e.final.status, e.final.why, e.final.failure)
 }
 
 // appendErrorObject appends the OpenAI error object {type, code, message,
@@ -92,6 +149,17 @@ func (e *Encoder) appendResponse(dst []byte, status, why string, failure *transf
 	dst = jsonout.AppendStringBodyS(dst, e.base)
 	dst = append(dst, `","object":"response","created_at":`...)
 	dst = strconv.AppendInt(dst, e.meta.Created.Unix(), 10)
+	// completed_at is when a completed response completed; the spec
+	// requires the member, null until then and for every other status.
+	dst = append(dst, `,"completed_at":`...)
+	if status == "completed" {
+		if e.completedAt == 0 {
+			e.completedAt = e.now().Unix()
+		}
+		dst = strconv.AppendInt(dst, e.completedAt, 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
 	dst = append(dst, `,"status":"`...)
 	dst = append(dst, status...)
 	dst = append(dst, `","background":false,"error":`...)
@@ -131,39 +199,6 @@ func (e *Encoder) appendResponse(dst []byte, status, why string, failure *transf
 	}
 	dst = append(dst, e.echo...)
 	return append(dst, '}')
-}
-
-// appendEcho appends the Response members that repeat the request, each
-// the client's value or the API's default, as a list of ,"name":value.
-// llmstream stores nothing: store is false and previous_response_id null.
-func appendEcho(dst []byte, r *Request) []byte {
-	member := func(name string, v []byte, def string) {
-		dst = append(dst, ',', '"')
-		dst = append(dst, name...)
-		dst = append(dst, '"', ':')
-		if v != nil {
-			dst = append(dst, v...)
-		} else {
-			dst = append(dst, def...)
-		}
-	}
-	member("instructions", r.Instructions, "null")
-	member("max_output_tokens", r.MaxOutputTokens, "null")
-	member("parallel_tool_calls", r.ParallelToolCalls, "true")
-	member("previous_response_id", nil, "null")
-	member("reasoning", r.Reasoning, "null")
-	member("store", nil, "false")
-	member("temperature", r.Temperature, "null")
-	member("text", r.Text, `{"format":{"type":"text"}}`)
-	member("tool_choice", r.ToolChoice, `"auto"`)
-	member("tools", r.Tools, "[]")
-	member("top_p", r.TopP, "null")
-	member("truncation", r.Truncation, `"disabled"`)
-	if r.User != nil {
-		member("user", r.User, "")
-	}
-	member("metadata", r.Metadata, "{}")
-	return dst
 }
 
 // chatUsage is the part of a chat-completions usage object that maps onto

@@ -69,12 +69,23 @@ type Encoder struct {
 	items   []item
 	// open is the index of the open message or reasoning item, -1 if none.
 	open int
+	// pending is the index of the item the model ended last, whose closing
+	// events wait for the next event, -1 if none (endText).
+	pending int
+	// req is the request's facts.
+	req Request
 	// tools maps tool call indices to output index + 1 (0: none yet).
 	tools []int32
 	// usage is the upstream's usage object, as it came; nil when none did.
 	usage  []byte
 	status int
 	done   bool
+	// completedAt is when the response completed (Unix seconds), set once.
+	completedAt int64
+	// final is how the response ended.
+	final final
+	// summary is a compaction's summary, as the model writes it.
+	summary []byte
 }
 
 // New returns an Encoder for one stream: events when meta.Stream, else one
@@ -90,13 +101,23 @@ func New(meta transform.Meta) *Encoder {
 	}
 	req, _ := meta.Request.(Request)
 	return &Encoder{
-		meta:   meta,
-		model:  meta.Model,
-		base:   strings.TrimPrefix(meta.MessageID, "msg_"),
-		echo:   appendEcho(nil, &req),
-		open:   -1,
-		status: http.StatusOK,
+		meta:    meta,
+		model:   meta.Model,
+		base:    strings.TrimPrefix(meta.MessageID, "msg_"),
+		echo:    appendEcho(nil, &req),
+		open:    -1,
+		pending: -1,
+		req:     req,
+		status:  http.StatusOK,
 	}
+}
+
+// now returns the current time, from meta.Now when a test set it.
+func (e *Encoder) now() time.Time {
+	if e.meta.Now != nil {
+		return e.meta.Now()
+	}
+	return time.Now()
 }
 
 // Status returns the HTTP status the response must have: 200, or for a
@@ -115,6 +136,19 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	if e.done {
 		return dst
 	}
+	// An item the model ended is closed completed once the model writes
+	// something more; the end of the stream decides instead (finish,
+	// fail), and what this protocol does not send (usage, serp queries,
+	// violations) decides nothing.
+	switch ev.Kind {
+	case transform.KindReasoningStart, transform.KindReasoningDelta, transform.KindPhaseStart,
+		transform.KindPhaseDelta, transform.KindAnswerDelta, transform.KindToolCallStart,
+		transform.KindToolArgsDelta, transform.KindToolRun, transform.KindToolResult, transform.KindRoundStart:
+		dst = e.flushPending(dst, false)
+	}
+	if e.req.Compaction != NoCompaction {
+		return e.compactionEvent(dst, ev)
+	}
 	switch ev.Kind {
 	case transform.KindRouted:
 		if ev.Name != "" {
@@ -126,7 +160,7 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindReasoningDelta:
 		dst = e.reasoningText(dst, ev.Text)
 	case transform.KindReasoningEnd:
-		dst = e.closeText(dst, itemReasoning)
+		dst = e.endText(dst, itemReasoning)
 	case transform.KindPhaseStart:
 		dst = e.phaseStart(dst, ev.Text)
 	case transform.KindPhaseDelta:
@@ -134,11 +168,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindPhaseEnd:
 		dst = e.closePart(dst, &summaryParts)
 	case transform.KindThinkingEnd:
-		dst = e.closeText(dst, itemReasoning)
+		dst = e.endText(dst, itemReasoning)
 	case transform.KindAnswerDelta:
 		dst = e.answerText(dst, ev.Text)
 	case transform.KindAnswerEnd:
-		dst = e.closeText(dst, itemMessage)
+		dst = e.endText(dst, itemMessage)
 	case transform.KindToolCallStart:
 		dst = e.toolCallStart(dst, ev)
 	case transform.KindToolArgsDelta:

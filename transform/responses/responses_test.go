@@ -145,12 +145,19 @@ func lastResponse(t *testing.T, out []byte) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := evs[len(evs)-1].DecodeData()
-	if err != nil {
-		t.Fatal(err)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Data == "[DONE]" || evs[i].Name == "error" {
+			continue
+		}
+		m, err := evs[i].DecodeData()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := m["response"].(map[string]any)
+		return r
 	}
-	r, _ := m["response"].(map[string]any)
-	return r
+	t.Fatal("no event")
+	return nil
 }
 
 // TestEcho checks that the Response repeats the request's parameters, and
@@ -174,11 +181,15 @@ func TestEcho(t *testing.T) {
 	want := map[string]string{
 		"instructions": `"Be brief."`, "temperature": `0.2`, "top_p": `0.9`, "max_output_tokens": `100`,
 		"parallel_tool_calls": `false`, "tool_choice": `{"type":"function","name":"f"}`,
-		"tools":    `[{"type":"function","name":"f","parameters":{"type":"object"}},{"type":"web_search"}]`,
-		"metadata": `{"k":"v"}`, "text": `{"format":{"type":"json_object"}}`, "reasoning": `{"effort":"low"}`,
+		// Function tools in the spec's FunctionTool shape; hosted tools,
+		// which no chat upstream runs, are not repeated.
+		"tools":    `[{"type":"function","name":"f","description":null,"parameters":{"type":"object"},"strict":false}]`,
+		"metadata": `{"k":"v"}`, "text": `{"format":{"type":"json_object"},"verbosity":"medium"}`,
+		"reasoning":  `{"effort":"low","summary":null}`,
 		"truncation": `"auto"`, "user": `"u1"`,
-		// llmstream stores nothing, whatever the client asked.
-		"store": `false`, "previous_response_id": `null`,
+		"store": `true`, "previous_response_id": `null`,
+		"presence_penalty": `0`, "frequency_penalty": `0`, "top_logprobs": `0`, "max_tool_calls": `null`,
+		"service_tier": `"default"`, "safety_identifier": `null`, "prompt_cache_key": `null`, "background": `false`,
 	}
 	for _, r := range []map[string]any{lastResponse(t, out)} {
 		for k, v := range want {
@@ -195,7 +206,9 @@ func TestEcho(t *testing.T) {
 	out = encodertest.Run(newEncoder(), encodertest.ScenarioEvents("empty_reply"))
 	r := lastResponse(t, out)
 	for k, v := range map[string]any{"instructions": nil, "tools": []any{}, "tool_choice": "auto", "parallel_tool_calls": true,
-		"metadata": map[string]any{}, "text": map[string]any{"format": map[string]any{"type": "text"}}, "truncation": "disabled"} {
+		"metadata": map[string]any{}, "text": map[string]any{"format": map[string]any{"type": "text"}, "verbosity": "medium"},
+		"truncation": "disabled", "temperature": 1.0, "top_p": 1.0, "store": false,
+		"reasoning": map[string]any{"effort": nil, "summary": nil}} {
 		if !reflect.DeepEqual(r[k], v) {
 			t.Errorf("default %s: %v, want %v", k, r[k], v)
 		}
@@ -382,4 +395,61 @@ func FuzzEncoder(f *testing.F) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	})
+}
+
+// TestItemStatus checks the Open Responses item state machine: an item
+// the upstream was writing when it stopped at its limit, or broke off,
+// ends incomplete (and for a cut reply it is the last item); the items
+// ended before stay completed.
+func TestItemStatus(t *testing.T) {
+	r := encodertest.Routed("m", "")
+	tests := []struct {
+		name     string
+		evs      []transform.Event
+		statuses string // each output_item.done's status, in order
+		terminal string
+	}{
+		{"answer_cut_by_the_limit", []transform.Event{r, encodertest.Reasoning("r"), encodertest.Event(transform.KindReasoningEnd),
+			encodertest.Answer("a"), encodertest.Event(transform.KindAnswerEnd), encodertest.Text(transform.KindUsage, `{}`),
+			encodertest.Finish("length")}, "completed incomplete", "response.incomplete"},
+		{"call_cut_by_the_limit", []transform.Event{r, encodertest.Answer("a"), encodertest.ToolStart(0, "c", "f"),
+			encodertest.ToolArgs(0, "c", "f", `{"x":`), encodertest.ToolEnd(0, "c", "f", `{"x":`), encodertest.Finish("length")},
+			"completed incomplete", "response.incomplete"},
+		{"answer_then_stop", []transform.Event{r, encodertest.Answer("a"), encodertest.Event(transform.KindAnswerEnd),
+			encodertest.Finish("stop")}, "completed", "response.completed"},
+		{"broken_mid_answer", []transform.Event{r, encodertest.Answer("a"), encodertest.Event(transform.KindAnswerEnd),
+			{Kind: transform.KindError, Code: transform.CodeUpstreamError, Text: []byte("broke")}}, "incomplete", "response.failed"},
+		{"broken_mid_call_after_reasoning", []transform.Event{r, encodertest.Reasoning("r"), encodertest.ToolStart(0, "c", "f"),
+			encodertest.ToolArgs(0, "c", "f", `{"x":`), {Kind: transform.KindError, Code: transform.CodeUpstreamTimeout}},
+			"completed incomplete", "response.failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := encodertest.Run(newEncoder(), tt.evs)
+			if _, err := accumulate(out); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			evs, _ := encodertest.ReadSSE(out)
+			var statuses []string
+			terminal := ""
+			for _, ev := range evs {
+				switch ev.Name {
+				case "response.output_item.done":
+					m, _ := ev.DecodeData()
+					statuses = append(statuses, m["item"].(map[string]any)["status"].(string))
+				case "response.completed", "response.incomplete", "response.failed":
+					terminal = ev.Name
+					if len(statuses) != len(strings.Fields(tt.statuses)) {
+						t.Errorf("%s before every item was done", ev.Name)
+					}
+				}
+			}
+			if got := strings.Join(statuses, " "); got != tt.statuses || terminal != tt.terminal {
+				t.Errorf("items %q then %s, want %q then %s\n%s", got, terminal, tt.statuses, tt.terminal, out)
+			}
+			if last := evs[len(evs)-1]; last.Data != "[DONE]" {
+				t.Errorf("the stream ends with %s, want data: [DONE]", last.Name)
+			}
+		})
+	}
 }

@@ -64,7 +64,8 @@ func streamResponse(t *testing.T, f format.Name, stream bool, chunks [][]byte) [
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := transform.Meta{MessageID: "msg_split", RequestID: "req", Model: "client-model", Stream: stream, Created: time.Unix(1, 0)}
+	meta := transform.Meta{MessageID: "msg_split", RequestID: "req", Model: "client-model", Stream: stream, Created: time.Unix(1, 0),
+		Now: func() time.Time { return time.Unix(2, 0) }}
 	p.Reset(responses.New(meta), meta)
 	out := p.Start(nil, "text/event-stream", "up-1")
 	for _, c := range chunks {

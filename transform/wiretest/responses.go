@@ -58,7 +58,7 @@ var responsesClient = &Client{
 // only into an open function_call item; an item done only when its parts
 // are; then exactly one terminal event, response.completed or
 // response.incomplete (every item done) or response.failed followed by
-// the error event; call ids unique. A call to a tool the gateway runs
+// the error event; call ids unique; then data: [DONE]. A call to a tool the gateway runs
 // (CONTRACT.md §12) is an mcp_call item: its arguments stream only until
 // response.mcp_call_arguments.done, response.mcp_call.in_progress comes
 // after them, once, then response.mcp_call.completed or .failed, and its
@@ -77,13 +77,25 @@ func checkResponses(out []byte, meta transform.Meta) (Seen, error) {
 	var items []*respItem
 	calls := map[string]bool{}
 	seq := 0.0
-	terminal, errorSent := "", false
+	terminal, errorSent, done := "", false, false
 	for i, e := range evs {
 		if e.Comment {
 			continue
 		}
 		fail := func(format string, args ...any) (Seen, error) {
 			return seen, fmt.Errorf("event %d %s: %s", i, e.Name, fmt.Sprintf(format, args...))
+		}
+		if done {
+			return fail("after [DONE]")
+		}
+		// data: [DONE] ends the stream (Open Responses), after the
+		// terminal event and the error event that follows response.failed.
+		if e.Name == "" && e.Data == "[DONE]" {
+			if terminal == "" || terminal == "response.failed" && !errorSent {
+				return fail("[DONE] before the end of the response")
+			}
+			done = true
+			continue
 		}
 		if errorSent || terminal != "" && terminal != "response.failed" {
 			return fail("after the terminal event")
