@@ -21,6 +21,10 @@ import (
 //			allow   <tool>...              # repeatable
 //			label   <tool> <text>          # repeatable
 //			approve <tool>...              # repeatable
+//			event   <tool> <kind>          # repeatable: quiz-complete, interactive-content, pptx-outline
+//			image   <tool> [<mode>]        # repeatable: display (default), single_select, multi_select
+//			search  <tool>...              # repeatable: offered only with enableSearch
+//			subscribe <uri> [<key>]        # repeatable: resource updates to the client
 //			prefix  <text>
 //			timeout <duration>
 //		}
@@ -101,7 +105,8 @@ func parseMCP(d *caddyfile.Dispenser) (config.MCPServer, error) {
 	transport := ""
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		repeatable := opt == "env" || opt == "header" || opt == "allow" || opt == "label" || opt == "approve"
+		repeatable := opt == "env" || opt == "header" || opt == "allow" || opt == "label" || opt == "approve" ||
+			opt == "event" || opt == "image" || opt == "search" || opt == "subscribe"
 		if seen[opt] && !repeatable {
 			return m, d.Errf("mcp %s: %s: specified more than once", m.Name, opt)
 		}
@@ -130,22 +135,53 @@ func parseMCP(d *caddyfile.Dispenser) (config.MCPServer, error) {
 			err = pair(d, m.Name, "header", &m.Headers)
 		case "label":
 			err = pair(d, m.Name, "label", &m.Labels)
-		case "allow", "approve":
+		case "allow", "approve", "search":
 			names := d.RemainingArgs()
 			if len(names) == 0 {
 				return m, d.Errf("mcp %s: %s: missing tool name", m.Name, opt)
 			}
-			if opt == "allow" {
+			switch opt {
+			case "allow":
 				m.Allow = append(m.Allow, names...)
-			} else {
+			case "approve":
 				m.Approve = append(m.Approve, names...)
+			default:
+				m.Search = append(m.Search, names...)
 			}
+		case "event":
+			err = pair(d, m.Name, "event", &m.Events)
+		case "image":
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 2 {
+				return m, d.Errf("mcp %s: image: want a tool and an optional mode (display, single_select, multi_select)", m.Name)
+			}
+			if m.Images == nil {
+				m.Images = map[string]string{}
+			}
+			if _, dup := m.Images[args[0]]; dup {
+				return m, d.Errf("mcp %s: image %s: specified more than once", m.Name, args[0])
+			}
+			mode := "display"
+			if len(args) == 2 {
+				mode = args[1]
+			}
+			m.Images[args[0]] = mode
+		case "subscribe":
+			args := d.RemainingArgs()
+			if len(args) < 1 || len(args) > 2 {
+				return m, d.Errf("mcp %s: subscribe: want a resource URI and an optional key", m.Name)
+			}
+			sub := config.Subscription{URI: args[0]}
+			if len(args) == 2 {
+				sub.Key = args[1]
+			}
+			m.Subscribe = append(m.Subscribe, sub)
 		case "prefix":
 			err = cfargs.One(d, &m.Prefix)
 		case "timeout":
 			m.Timeout, err = durationArg(d)
 		default:
-			return m, d.Errf("mcp %s: unrecognized option %q (want command, env, url, header, builtin, allow, label, approve, prefix or timeout)", m.Name, opt)
+			return m, d.Errf("mcp %s: unrecognized option %q (want command, env, url, header, builtin, allow, label, approve, event, image, search, subscribe, prefix or timeout)", m.Name, opt)
 		}
 		if err != nil {
 			return m, err

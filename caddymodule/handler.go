@@ -110,6 +110,11 @@ func (h *Handler) Cleanup() error {
 // reply. Requests other than POST pass through untouched (a GET /v1/models
 // behind the same matcher).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// A file a tool produced, kept for the client (files.go).
+	if id := fileRequest(r); id != "" && h.parks != nil {
+		h.serveFile(w, r, id)
+		return nil
+	}
 	// A conversation route answers init, clear and the rest itself, and
 	// streams only POST …/stream (conversation_endpoints.go).
 	if h.conv != nil && h.conv.serveEndpoint(w, r) {

@@ -89,6 +89,7 @@ func (h *Handler) serveToolResponse(w http.ResponseWriter, r *http.Request, next
 			NoThinking: !tr.EnableThinking || !c.cs.ThinkingEnabled}}}
 	ch.tools = h.offerTools(r.Context(), repl)
 	ch.park = h.newParking(r, t)
+	ch.files = h.newFiles(r, ch.tools)
 	if ch.check, rerr = h.validation(ch.body, repl); rerr != nil {
 		c.answer(w, rid, rerr.Status, rerr.Code, rerr.Message)
 		return nil

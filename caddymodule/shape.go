@@ -37,6 +37,7 @@ type chat struct {
 	// round the request resumes, nil for a new turn (resume.go).
 	park   *parking
 	resume *resumed
+	files  *files // where the tools' files are kept for the client (files.go)
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's
@@ -136,6 +137,7 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 func (h *Handler) shaped(w http.ResponseWriter, r *http.Request, c *chat, shaped []byte, info request.Info) *chat {
 	turn := c.turn
 	c.park = h.newParking(r, turn)
+	c.files = h.newFiles(r, c.tools)
 	h.logResume(c.rid, c.resume)
 	setBody(r, shaped)
 	check, rerr := h.validation(shaped, c.repl)

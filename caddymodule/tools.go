@@ -83,7 +83,7 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools)), approve: map[string]bool{}}
 	for _, t := range tools {
 		o.tools = append(o.tools, request.ServerTool{Name: t.Name, Server: t.Server, JSON: toolJSON(t)})
-		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server}
+		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server, Event: t.Event, Image: t.Image}
 		if t.Approve {
 			o.approve[t.Name] = true
 		}

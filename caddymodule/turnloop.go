@@ -123,6 +123,7 @@ func (h *Handler) runTools(sw *streamWriter, c *chat) {
 		if res.Park != nil && c.park != nil {
 			c.park.shown(res.Park, calls[i].Index)
 		}
+		c.files.publish(sw.client, calls[i].Name, &res)
 		sw.toolResult(i, res)
 	}
 	var wg sync.WaitGroup

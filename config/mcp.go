@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -139,6 +140,23 @@ type MCPServer struct {
 	// Approve lists the tools that need the user's approval before they
 	// run (CONTRACT.md §13).
 	Approve []string `json:"approve,omitempty"`
+	// Events names, by tool, the data event a successful result of the
+	// tool becomes on AI SDK routes (specs/004 §7.3.1 ARTIFACT_EVENT_TYPES):
+	// "quiz-complete", "interactive-content" or "pptx-outline" (a result
+	// that carries a file is "file-ready" by itself). Such events are the
+	// artifacts validate counts.
+	Events map[string]string `json:"events,omitempty"`
+	// Images names, by tool, the tools whose results carry images, and how
+	// the user sees them (specs/002 §3.7 image_generation mode):
+	// "display", "single_select" or "multi_select".
+	Images map[string]string `json:"images,omitempty"`
+	// Search lists the tools offered only when the user turned search on
+	// (skillpet enableSearch, specs/002 §2.3).
+	Search []string `json:"search,omitempty"`
+	// Subscribe lists the server's resources whose updates reach the
+	// client while a turn streams (skillpet resource_updated, specs/002
+	// §3.6), by URI, with the key the client sees (default the URI).
+	Subscribe []Subscription `json:"subscribe,omitempty"`
 	// Prefix is put before this server's tool names as the model sees them
 	// (search_ with a tool "web" offers "search_web"), to keep apart two
 	// servers that list the same names. Default none.
@@ -147,6 +165,19 @@ type MCPServer struct {
 	// starts it again, up to 10 times Timeout in all. Default 30s.
 	Timeout *Duration `json:"timeout,omitempty"`
 }
+
+// Subscription is a resource a server offers whose updates reach the
+// client (MCP resources/subscribe).
+type Subscription struct {
+	URI string `json:"uri"`
+	Key string `json:"key,omitempty"`
+}
+
+// The data events a tool's result may be configured to become (Events).
+var ToolEvents = []string{"quiz-complete", "interactive-content", "pptx-outline"}
+
+// The image modes (Images; specs/002 §3.7).
+var ImageModes = []string{"display", "single_select", "multi_select"}
 
 // The tools block's defaults and bounds.
 const (
@@ -385,6 +416,35 @@ func (m *MCPServer) checkTools() error {
 	for _, tool := range m.Approve {
 		if err := check("approve", tool); err != nil {
 			return err
+		}
+	}
+	for tool, ev := range m.Events {
+		if err := check("event", tool); err != nil {
+			return err
+		}
+		if !slices.Contains(ToolEvents, ev) {
+			return errorf(m.setting("event"), "tools: mcp %s: event %s: unknown event %q (want %s)", m.Name, tool, ev, strings.Join(ToolEvents, ", "))
+		}
+	}
+	for tool, mode := range m.Images {
+		if err := check("image", tool); err != nil {
+			return err
+		}
+		if !slices.Contains(ImageModes, mode) {
+			return errorf(m.setting("image"), "tools: mcp %s: image %s: unknown mode %q (want %s)", m.Name, tool, mode, strings.Join(ImageModes, ", "))
+		}
+	}
+	for _, tool := range m.Search {
+		if err := check("search", tool); err != nil {
+			return err
+		}
+	}
+	for _, sub := range m.Subscribe {
+		if strings.TrimSpace(sub.URI) == "" {
+			return errorf(m.setting("subscribe"), "tools: mcp %s: subscribe: empty URI", m.Name)
+		}
+		if err := onlyEnvPlaceholders(sub.URI); err != nil {
+			return errorf(m.setting("subscribe"), "tools: mcp %s: subscribe: %v", m.Name, err)
 		}
 	}
 	return nil

@@ -37,7 +37,10 @@ type server struct {
 	prefix    string
 	allow     map[string]bool // nil: every tool
 	approve   map[string]bool
+	search    map[string]bool
 	labels    map[string]string
+	events    map[string]string
+	images    map[string]string
 	logger    *zap.Logger
 	client    *mcp.Client
 
@@ -95,7 +98,10 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 		timeout:   m.CallTimeout(),
 		prefix:    m.Prefix,
 		approve:   map[string]bool{},
+		search:    map[string]bool{},
 		labels:    map[string]string{},
+		events:    m.Events,
+		images:    m.Images,
 		logger:    s.logger.With(zap.String("server", m.Name)),
 		ready:     make(chan struct{}),
 		ever:      map[string]bool{},
@@ -108,6 +114,9 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 	}
 	for _, a := range m.Approve {
 		srv.approve[a] = true
+	}
+	for _, a := range m.Search {
+		srv.search[a] = true
 	}
 	for k, v := range m.Labels {
 		srv.labels[k] = v
@@ -360,6 +369,9 @@ func (srv *server) offer(t *mcp.Tool) Tool {
 		InputSchema: schema,
 		Label:       label,
 		Approve:     srv.approve[t.Name],
+		Event:       srv.events[t.Name],
+		Image:       srv.images[t.Name],
+		Search:      srv.search[t.Name],
 	}
 }
 

@@ -83,6 +83,11 @@ type Tool struct {
 	// Approve is set when the route wants the user's approval before the
 	// tool runs (CONTRACT.md §13).
 	Approve bool
+	// Event is the data event its results become (config's events), ""
+	// for none; Image its image mode ("" when its results are not shown
+	// as images); Search says it is offered only with search on.
+	Event, Image string
+	Search       bool
 }
 
 // Resolver expands request placeholders in a string: the request's Caddy

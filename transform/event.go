@@ -230,6 +230,34 @@ type Tool struct {
 	// Choice is set on the events of a resumed call (CONTRACT.md §13):
 	// the option the user picked.
 	Choice *Option
+	// Event is the data event the route makes of the tool's successful
+	// results ("quiz-complete", …; "" for none), on every event of the
+	// call; Image is its image mode ("display", "single_select",
+	// "multi_select"; "" when its results are not shown as images).
+	Event, Image string
+	// Artifacts are what a KindToolResult produced for the user (specs/004
+	// §7.3: the artifact events): files it carries, the route's event of
+	// it. They are the evidence of validate's terminal-state rules.
+	Artifacts []Artifact
+}
+
+// The kinds of artifact a tool result produces (specs/004 §7.3.1
+// ARTIFACT_EVENT_TYPES, without their "data-" prefix).
+const (
+	ArtifactFile = "file-ready"
+)
+
+// Artifact is one thing a tool result produced for the user.
+type Artifact struct {
+	// Kind is ArtifactFile or the route's event ("quiz-complete",
+	// "interactive-content", "pptx-outline").
+	Kind string
+	// URL, Name and Type are a file's: where the client fetches it, its
+	// name and its media type.
+	URL, Name, Type string
+	// Data is the JSON the route's event carries (the result's structured
+	// content, else its text as JSON, else its text as a string).
+	Data []byte
 }
 
 // AwaitKind says what a call waiting for the user asks (CONTRACT.md §13).

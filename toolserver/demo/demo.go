@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -59,6 +61,12 @@ func Tools() []Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"What the story is about"}}}`),
 		}, Handler: chooseDirection},
 		{Tool: &mcp.Tool{
+			Name:        "make_report",
+			Title:       "生成报告",
+			Description: "Write a short report on a topic as a Markdown file. Returns the file (an embedded resource).",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"What the report is about"}},"required":["topic"]}`),
+		}, Handler: makeReport},
+		{Tool: &mcp.Tool{
 			Name:        "always_fail",
 			Title:       "Always fails",
 			Description: "A tool that always reports an error, to show how a failed tool looks.",
@@ -71,9 +79,32 @@ func Tools() []Tool {
 func New() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "llmstream-demo", Version: Version}, nil)
 	for _, t := range Tools() {
-		s.AddTool(t.Tool, t.Handler)
+		s.AddTool(t.Tool, counted(t.Tool.Name, t.Handler))
 	}
 	return s
+}
+
+// calls counts the calls each tool served in this process.
+var calls sync.Map // name → *atomic.Int64
+
+// counted counts h's calls under name.
+func counted(name string, h mcp.ToolHandler) mcp.ToolHandler {
+	v, _ := calls.LoadOrStore(name, new(atomic.Int64))
+	n := v.(*atomic.Int64)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n.Add(1)
+		return h(ctx, req)
+	}
+}
+
+// Calls returns how many calls tool name served in this process, by
+// every demo server in it: what a gateway's loop really ran (a retry
+// must not run a tool twice, specs/004 §7.3.2).
+func Calls(name string) int64 {
+	if v, ok := calls.Load(name); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 // snippet is one entry of the knowledge base.
@@ -192,6 +223,22 @@ func chooseDirection(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallTool
 		}},
 		RequestState: "choose_direction:" + in.Topic,
 	}, nil
+}
+
+// makeReport returns a Markdown report on the topic as an embedded
+// resource (a file the client can download), beside a line of text.
+func makeReport(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Topic string `json:"topic"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || strings.TrimSpace(in.Topic) == "" {
+		return errorResult("make_report needs a topic"), nil
+	}
+	body := fmt.Sprintf("# %s\n\nA short demo report on %s, written by llmstream's demo server.\n\n- It is deterministic.\n- It is a file.\n", in.Topic, in.Topic)
+	return &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: fmt.Sprintf("Wrote report.md (%d bytes) on %q.", len(body), in.Topic)},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "demo://reports/report.md", MIMEType: "text/markdown", Text: body}},
+	}}, nil
 }
 
 // alwaysFail reports an error as a tool result (isError), as MCP wants

@@ -34,6 +34,10 @@ type Part struct {
 	MIMEType string
 	URI      string
 	Name     string
+	// URL is where the client can fetch the part (an image, a resource):
+	// its URI when that is http(s), else what the gateway serves it at
+	// (set by the gateway, "" when it does not).
+	URL string
 }
 
 // Result is what a tool call gave: its content, and whether the tool

@@ -219,6 +219,17 @@ func TestEvents(t *testing.T) {
 			`{"type":"tool-approval-request","approvalId":"apr_1","toolCallId":"c1"}`,
 			`{"type":"finish","finishReason":"tool-calls"}`, `[DONE]`,
 		}},
+		{"artifacts_after_output", []transform.Event{
+			encodertest.ToolRun(0, "c1", "generate_pptx", `{}`, "PPT", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "generate_pptx", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "file-ready", URL: "/a?llmstream_file=f1", Name: "deck.pptx", Type: "application/pptx"},
+					{Kind: "pptx-outline", Data: []byte(`{"slides":2}`)}}}},
+		}, []string{
+			`{"type":"tool-input-available","toolCallId":"c1","toolName":"generate_pptx","input":{},"providerExecuted":true,"dynamic":true,"title":"PPT"}`,
+			`{"type":"tool-output-available","toolCallId":"c1","output":"ok","providerExecuted":true,"dynamic":true}`,
+			`{"type":"data-file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"}}`,
+			`{"type":"data-pptx-outline","data":{"slides":2}}`,
+		}},
 		{"approval_denied", []transform.Event{
 			encodertest.ToolRun(0, "c1", "delete_file", `{"path":"a"}`, "删除文件", "files", 1),
 			encodertest.ToolResult(0, "c1", "delete_file", transform.ToolDenied, "The user declined."),

@@ -185,7 +185,37 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 		}
 		failed, output = ev.Tool.Status != transform.ToolCompleted, ev.Tool.Output
 	}
-	return e.appendOutput(dst, ev.Index, ev.ID, failed, output)
+	dst = e.appendOutput(dst, ev.Index, ev.ID, failed, output)
+	if ev.Tool != nil {
+		dst = appendArtifacts(dst, ev.Tool.Artifacts)
+	}
+	return dst
+}
+
+// appendArtifacts appends a data part per artifact of a result (specs/004
+// §7.3: the events the seed's tools emit): data-file-ready {url, name,
+// type} for a file, data-<event> with the result's data for the route's
+// event of the tool (data-quiz-complete, data-interactive-content,
+// data-pptx-outline).
+func appendArtifacts(dst []byte, arts []transform.Artifact) []byte {
+	for _, a := range arts {
+		dst = append(dst, `data: {"type":"data-`...)
+		dst = jsonout.AppendStringBodyS(dst, a.Kind)
+		dst = append(dst, `","data":`...)
+		if a.Kind == transform.ArtifactFile {
+			dst = append(dst, `{"url":`...)
+			dst = jsonout.AppendStringS(dst, a.URL)
+			dst = append(dst, `,"name":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"type":`...)
+			dst = jsonout.AppendStringS(dst, a.Type)
+			dst = append(dst, '}')
+		} else {
+			dst = jsonout.AppendOrString(dst, a.Data)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
 }
 
 // appendApprovalRequest appends tool-approval-request {approvalId,

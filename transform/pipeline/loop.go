@@ -252,6 +252,7 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	c.result = agent.ModelText(r, p.loop.cfg.MaxResultBytes)
 	tool := c.Tool
 	tool.Choice = choice
+	tool.Artifacts = agent.Artifacts(c.Tool.Event, r)
 	tool.Status, tool.Output = transform.ToolCompleted, c.result
 	switch {
 	case r.Denied:
@@ -259,7 +260,7 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	case r.IsError:
 		tool.Status = transform.ToolFailed
 	}
-	p.evidence(c.Name, r)
+	p.evidence(c.Name, len(tool.Artifacts))
 	p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
 	return p.out
 }
@@ -375,18 +376,21 @@ func (p *Pipeline) summedUsage() []byte {
 	return p.loop.sum
 }
 
-// evidence counts a server call's result as evidence of the turn's
-// artifacts for the terminal-state rules (CONTRACT.md §12: validation's
-// evidence is this loop's real calls and results).
-func (p *Pipeline) evidence(name string, r agent.Result) {
+// evidence records a server call for the terminal-state rules: called
+// tools (called_tools: the artifact tools called, failed or not) and the
+// artifact events the call emitted (emitted_events, which the rules
+// trust first: specs/004 §7.3.1 "events first"). A call that failed, or
+// whose result carried no file and is no configured event, emitted
+// none, whatever its text says.
+func (p *Pipeline) evidence(name string, artifacts int) {
 	v := p.val.cfg
-	if v == nil || !v.Terminal || !v.ArtifactTools.Has(name) {
+	if v == nil || !v.Terminal {
 		return
 	}
-	v.Evidence.AddCall(name)
-	if !r.IsError {
-		v.Evidence.Artifacts++
+	if v.ArtifactTools.Has(name) {
+		v.Evidence.AddCall(name)
 	}
+	v.Evidence.Artifacts += artifacts
 }
 
 // ranResult returns the result the model was given for the server call

@@ -8,6 +8,7 @@ import (
 	"github.com/llmstream/llmstream/transform/agent"
 	"github.com/llmstream/llmstream/transform/format"
 	"github.com/llmstream/llmstream/transform/transformtest"
+	"github.com/llmstream/llmstream/transform/validate"
 )
 
 // The agent loop through the router (CONTRACT.md §12): which calls the
@@ -277,5 +278,67 @@ func TestLoopResumeStillWaiting(t *testing.T) {
 	st2 := r.p.ParkedRound()
 	if st2.Round != 3 || st2.Calls[0].Result == nil || *st2.Calls[0].Result != "declined" || st2.Calls[1].Park == nil {
 		t.Errorf("the round kept again: %+v", st2)
+	}
+}
+
+// TestLoopEvidenceIsEvents: validate's terminal-state rules take the
+// loop's real events (specs/004 §7.3.1, events first): an artifact tool
+// that ran but whose result carried no file and is no configured event
+// emitted nothing, and artifact_ready is retried (artifact_tool_failed);
+// a result with a file the client can fetch, or the route's event for
+// the tool, is the artifact, and artifact_ready passes. The results'
+// artifacts travel on their events.
+func TestLoopEvidenceIsEvents(t *testing.T) {
+	loop := &Loop{
+		Server: func(name string) (transform.Tool, bool) {
+			switch name {
+			case "generate_pptx":
+				return transform.Tool{Label: "PPT", Server: "s"}, true
+			case "generate_quiz_questions":
+				return transform.Tool{Label: "Quiz", Server: "s", Event: "quiz-complete"}, true
+			}
+			return transform.Tool{}, false
+		},
+		MaxRounds: 8, MaxResultBytes: 1000,
+	}
+	tests := []struct {
+		name      string
+		tool      string
+		result    agent.Result
+		artifacts string
+		retry     bool
+	}{
+		{"text only: no event", "generate_pptx", agent.Result{Parts: []agent.Part{{Kind: agent.PartText, Text: "Generated the deck."}}}, "", true},
+		{"failed: no event", "generate_pptx", agent.ErrorResult("render failed"), "", true},
+		{"a file", "generate_pptx", agent.Result{Parts: []agent.Part{{Kind: agent.PartText, Text: "ok"},
+			{Kind: agent.PartResourceLink, URI: "file:///tmp/deck.pptx", MIMEType: "application/pptx", URL: "/r?llmstream_file=f1"}}},
+			"file-ready /r?llmstream_file=f1 deck.pptx application/pptx", false},
+		{"the route's event", "generate_quiz_questions", agent.Result{Parts: []agent.Part{{Kind: agent.PartText, Text: `{"questions":3}`}}},
+			`quiz-complete {"questions":3}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newLoopRun(t, format.FinalResult, loop, &Validation{Act: true, Retries: 1, Terminal: true,
+				ArtifactTools: validate.ArtifactTools{"generate_pptx", "generate_quiz_questions"}})
+			r.reply(1<<20, append(nativeCall("a1", tt.tool, `{}`), "finish:tool_calls")...)
+			r.p.RunTool(nil, 0)
+			r.p.ToolResult(nil, 0, tt.result)
+			res := r.rec.events[len(r.rec.events)-1]
+			var arts []string
+			for _, a := range res.Tool.Artifacts {
+				arts = append(arts, strings.Join(strings.Fields(a.Kind+" "+a.URL+" "+a.Name+" "+a.Type+" "+string(a.Data)), " "))
+			}
+			if got := strings.Join(arts, ";"); got != tt.artifacts {
+				t.Errorf("artifacts %q, want %q", got, tt.artifacts)
+			}
+			if r.p.Next() != agent.StepNextRound {
+				t.Fatal("no next round")
+			}
+			r.p.NextRound(nil, false)
+			r.reply(1<<20, finalResult("artifact_ready", "Done.", ""), "finish:stop")
+			if r.p.RetryPending() != tt.retry {
+				t.Errorf("retry pending %v, want %v", r.p.RetryPending(), tt.retry)
+			}
+		})
 	}
 }

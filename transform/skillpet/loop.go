@@ -98,8 +98,42 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 		}
 	}
 	dst = e.appendResultOf(dst, i, status, output)
+	if ev.Tool != nil {
+		dst = appendArtifactResources(dst, ev.Tool.Artifacts)
+	}
 	return dst
 }
+
+// appendArtifactResources appends a resource event (specs/002 §3.8) per
+// artifact of a result, after its tool_result: a file as resourceType
+// "file" {url, name, type} with its name as the fallback text, the
+// route's event of the tool as resourceType <event> with the result's
+// data. The component shows them as parts of the reply, and the
+// conversation stores them in its parts.
+func appendArtifactResources(dst []byte, arts []transform.Artifact) []byte {
+	for _, a := range arts {
+		dst = append(dst, "event: resource\ndata: {\"resourceType\":"...)
+		dst = jsonout.AppendStringS(dst, a.Kind)
+		dst = append(dst, `,"data":`...)
+		if a.Kind == transform.ArtifactFile {
+			dst = append(dst, `{"url":`...)
+			dst = jsonout.AppendStringS(dst, a.URL)
+			dst = append(dst, `,"name":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"type":`...)
+			dst = jsonout.AppendStringS(dst, a.Type)
+			dst = append(dst, `},"fallbackText":`...)
+			dst = jsonout.AppendStringS(dst, fileLabel+a.Name)
+		} else {
+			dst = jsonout.AppendOrString(dst, a.Data)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
+}
+
+// fileLabel starts a file resource's fallback text.
+const fileLabel = "文件："
 
 // appendAwaiting appends the tool_result of a call that waits for the user
 // (CONTRACT.md §13, specs/002 §3.3): an approval or a choice as mode

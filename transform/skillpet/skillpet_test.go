@@ -268,6 +268,15 @@ func TestEvents(t *testing.T) {
 		}, []string{`tool_start {"id":"c1","name":"choose","label":"选方向","args":{}}`,
 			`tool_result {"id":"c1","name":"choose","label":"选方向","mode":"interactive","status":"awaiting_user","message":"请确认创意方向","options":[{"id":"approve","label":"确认可行","description":"继续推进"},{"id":"revise","label":"需要调整"}]}`,
 			`done {"conversationId":"msg-1"}`}},
+		{"artifact_resources", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "generate_pptx", `{}`, "PPT", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "generate_pptx", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "file-ready", URL: "/a?llmstream_file=f1", Name: "deck.pptx", Type: "application/pptx"},
+					{Kind: "quiz-complete", Data: []byte(`{"n":2}`)}}}},
+		}, []string{`tool_start {"id":"c1","name":"generate_pptx","label":"PPT","args":{}}`,
+			`tool_result {"id":"c1","name":"generate_pptx","label":"PPT","mode":"auto","status":"completed","message":"ok"}`,
+			`resource {"resourceType":"file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"},"fallbackText":"文件：deck.pptx"}`,
+			`resource {"resourceType":"quiz-complete","data":{"n":2}}`}},
 		{"elicited_form_awaits", nil, []transform.Event{
 			encodertest.ToolRun(0, "c1", "signup", `{}`, "signup", "ev", 1),
 			encodertest.ToolAwait(0, "c1", "signup", transform.Await{Kind: transform.AwaitForm, Message: "Fill in",

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+
+	"github.com/llmstream/llmstream/transform"
+)
+
+// Artifacts returns what a tool's result produced for the user (specs/004
+// §7.3: the artifact events a tool emits): a file ready for each resource
+// the client can fetch (a part with a URL: an http(s) resource link, or a
+// resource the gateway serves), and the route's event for the tool
+// (event, "" for none) with the result's data. A failed, declined or
+// parked call produced nothing.
+func Artifacts(event string, r Result) []transform.Artifact {
+	if r.IsError || r.Denied || r.Park != nil {
+		return nil
+	}
+	var out []transform.Artifact
+	for _, p := range r.Parts {
+		if (p.Kind == PartResourceLink || p.Kind == PartResource) && p.URL != "" {
+			out = append(out, transform.Artifact{Kind: transform.ArtifactFile, URL: p.URL, Name: fileName(p), Type: p.MIMEType})
+		}
+	}
+	if event != "" {
+		out = append(out, transform.Artifact{Kind: event, Data: eventData(r)})
+	}
+	return out
+}
+
+// fileName is a part's name, else the last element of its URI.
+func fileName(p Part) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	u := p.URI
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	if b := path.Base(u); b != "." && b != "/" {
+		return b
+	}
+	return "file"
+}
+
+// eventData is the JSON a result's event carries: its structured content,
+// else its text when that is JSON, else its text as a string.
+func eventData(r Result) []byte {
+	if len(r.Structured) > 0 && json.Valid(r.Structured) {
+		return r.Structured
+	}
+	var b strings.Builder
+	for _, p := range r.Parts {
+		if p.Kind == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	text := strings.TrimSpace(b.String())
+	if text != "" && json.Valid([]byte(text)) {
+		return []byte(text)
+	}
+	out, _ := json.Marshal(b.String())
+	return out
+}
