@@ -92,6 +92,9 @@ func (f *files) publish(ctx context.Context, tool string, res *agent.Result) {
 		if p.Kind != agent.PartResourceLink && p.Kind != agent.PartResource && p.Kind != agent.PartImage {
 			continue
 		}
+		if _, ok := agent.JSONResource(*p); ok {
+			continue // structured data, shown as itself (a resource part)
+		}
 		if u, err := url.Parse(p.URI); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 			p.URL = p.URI
 			continue

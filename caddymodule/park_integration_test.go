@@ -234,10 +234,10 @@ func TestParkedAISDKApproval(t *testing.T) {
 		t.Fatalf("no approval request: %v", evs)
 	}
 	resendBody := func(approved bool) string {
-		return `{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"weather?"}]},`+
-			`{"id":"a1","role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"Let me ask.","state":"done"},`+
-			`{"type":"dynamic-tool","toolName":"get_weather","toolCallId":"`+callID+`","state":"approval-responded","input":{"city":"Paris"},"providerExecuted":true,`+
-			`"approval":{"id":"`+approvalID+`","approved":`+map[bool]string{true: "true", false: "false"}[approved]+`}}]}],"trigger":"submit-message"}`
+		return `{"id":"c1","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"weather?"}]},` +
+			`{"id":"a1","role":"assistant","parts":[{"type":"step-start"},{"type":"text","text":"Let me ask.","state":"done"},` +
+			`{"type":"dynamic-tool","toolName":"get_weather","toolCallId":"` + callID + `","state":"approval-responded","input":{"city":"Paris"},"providerExecuted":true,` +
+			`"approval":{"id":"` + approvalID + `","approved":` + map[bool]string{true: "true", false: "false"}[approved] + `}}]}],"trigger":"submit-message"}`
 	}
 	_, evs = loopPost(t, s, "/aisdk", resendBody(true))
 	var types []string

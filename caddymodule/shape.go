@@ -35,9 +35,10 @@ type chat struct {
 	// park is where the turn parks a round whose calls wait for the
 	// user; nil when the route cannot (park.go). resume is the parked
 	// round the request resumes, nil for a new turn (resume.go).
-	park   *parking
-	resume *resumed
-	files  *files // where the tools' files are kept for the client (files.go)
+	park    *parking
+	resume  *resumed
+	files   *files      // where the tools' files are kept for the client (files.go)
+	updates *updatePump // the route's resource updates to this stream (resources.go)
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's

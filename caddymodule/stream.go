@@ -61,6 +61,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		h.record(r, meta, c.info.LeftOut, p, sw, c.start)
 		h.pool.Put(p)
 	}()
+	// The route's subscribed resources reach the client while the stream
+	// is open (resources.go).
+	c.updates = h.watchResources(sw, c.tools)
+	defer c.updates.stop()
 	if c.resume != nil {
 		// The answer resumes a parked round: the stream opens at once and
 		// begins with its calls (resume.go).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -170,7 +171,18 @@ func (h *Handler) runTools(sw *streamWriter, c *chat) {
 	}
 	wg.Wait()
 	progress.stop()
+	if c.updates != nil {
+		// The resource updates the calls caused, before the next round.
+		ctx, cancel := context.WithTimeout(sw.client, settleUpdates)
+		h.servers.SettleUpdates(ctx)
+		cancel()
+		c.updates.flush()
+	}
 }
+
+// settleUpdates bounds the wait for the resource updates a round's calls
+// caused.
+const settleUpdates = 2 * time.Second
 
 // progressPump hands the calls' progress to the client stream from a
 // goroutine of its own: a tool server's notification must never wait for

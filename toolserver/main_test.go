@@ -133,7 +133,7 @@ func testServer() *mcp.Server {
 	// "cancelled" there.
 	add("ask", func(ctx context.Context, req *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, error) {
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-			Message: "Pick a color",
+			Message:         "Pick a color",
 			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"]}`),
 		})
 		if err != nil {

@@ -41,6 +41,7 @@ type server struct {
 	labels    map[string]string
 	events    map[string]string
 	images    map[string]string
+	subscribe []config.Subscription
 	logger    *zap.Logger
 	client    *mcp.Client
 
@@ -74,6 +75,7 @@ type conn struct {
 	gone    chan struct{} // closed when the session has ended
 	goneErr error         // why, once gone is closed
 	// dynamic sessions
+	key      string // the digest of the header values it was opened with
 	lastUsed atomic.Int64
 	inflight atomic.Int32
 }
@@ -118,6 +120,9 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 	for _, a := range m.Search {
 		srv.search[a] = true
 	}
+	for _, sub := range m.Subscribe {
+		srv.subscribe = append(srv.subscribe, config.Subscription{URI: expand(sub.URI), Key: sub.Key})
+	}
 	for k, v := range m.Labels {
 		srv.labels[k] = v
 	}
@@ -157,6 +162,9 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 		// An input_required result is the loop's to handle (a park),
 		// not the SDK's to answer at once.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// Updates of the resources the server block subscribes to
+		// (subscribe.go).
+		ResourceUpdatedHandler: s.onResourceUpdated,
 	}
 	if srv.transport == config.TransportHTTP {
 		// A remote server that went away is noticed between calls.
@@ -175,7 +183,7 @@ func (srv *server) supervise() {
 	failures := 0
 	for ctx.Err() == nil {
 		began := time.Now()
-		c, err := srv.connect(ctx, nil)
+		c, err := srv.connect(ctx, nil, "")
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -231,10 +239,10 @@ func (srv *server) supervise() {
 
 // connect starts a session (and, for stdio, the process) and lists its
 // tools. headers are the resolved headers of an HTTP session.
-func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, error) {
+func (srv *server) connect(ctx context.Context, headers http.Header, key string) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(srv.timeout, 10*time.Second))
 	defer cancel()
-	c := &conn{srv: srv, gone: make(chan struct{})}
+	c := &conn{srv: srv, gone: make(chan struct{}), key: key}
 	var t mcp.Transport
 	switch srv.transport {
 	case config.TransportStdio:
@@ -290,6 +298,7 @@ func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, err
 		c.close()
 		return nil, fmt.Errorf("listing tools: %w", err)
 	}
+	c.subscribeAll()
 	return c, nil
 }
 
@@ -483,21 +492,7 @@ func (srv *server) toolsFor(ctx context.Context, r Resolver, latest bool) (*conn
 // connecting it on first use. Sessions are keyed by a hash of the
 // resolved values: one user's credential never serves another's call.
 func (srv *server) dynSession(ctx context.Context, r Resolver) (*conn, error) {
-	headers := http.Header{}
-	names := make([]string, 0, len(srv.headers))
-	for k := range srv.headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, k := range names {
-		v := r(srv.headers[k])
-		if v != "" {
-			headers.Set(k, v)
-		}
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
-	}
-	key := string(h.Sum(nil))
+	headers, key := srv.resolveHeaders(r)
 	srv.mu.Lock()
 	e := srv.dyn[key]
 	if e != nil {
@@ -532,11 +527,38 @@ func (srv *server) dynSession(ctx context.Context, r Resolver) (*conn, error) {
 	return e.c, nil
 }
 
+// resolveHeaders returns the headers a request's values make for a
+// dynamic server, and their key: a digest of the values (never stored
+// or logged).
+func (srv *server) resolveHeaders(r Resolver) (http.Header, string) {
+	headers := http.Header{}
+	names := make([]string, 0, len(srv.headers))
+	for k := range srv.headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, k := range names {
+		v := r(srv.headers[k])
+		if v != "" {
+			headers.Set(k, v)
+		}
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
+	}
+	return headers, string(h.Sum(nil))
+}
+
+// sessionKey is the key of the session a request's values select.
+func (srv *server) sessionKey(r Resolver) string {
+	_, key := srv.resolveHeaders(r)
+	return key
+}
+
 // dynConnect connects a dynamic session, then watches it: when it ends it
 // leaves the map.
 func (srv *server) dynConnect(key string, e *dynEntry, headers http.Header) {
 	defer srv.set.wg.Done()
-	c, err := srv.connect(srv.set.ctx, headers)
+	c, err := srv.connect(srv.set.ctx, headers, key)
 	srv.mu.Lock()
 	e.c, e.err = c, err
 	if err != nil {

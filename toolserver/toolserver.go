@@ -139,6 +139,8 @@ type Set struct {
 	tokens   atomic.Uint64 // progress tokens
 	calls    sync.Map      // progressKey → *call
 	active   sync.Map      // *mcp.ClientSession → *sessionCalls (elicit.go)
+	watch    watchers      // the streams watching subscribed resources (subscribe.go)
+	pending  atomic.Int64  // updates being read (subscribe.go)
 	sessions sync.Map      // *mcp.ClientSession → *conn
 	warned   sync.Map      // name collisions already logged
 

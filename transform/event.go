@@ -92,6 +92,18 @@ const (
 	// the results went back to the model and the upstream is answering
 	// again. The new round's events follow, in the same stream.
 	KindRoundStart
+	// KindResourceUpdated says a resource the route subscribes to changed
+	// (CONTRACT.md §13, MCP resources/updated): Name is its key, Text its
+	// new snapshot as JSON (borrowed). It may come at any time while the
+	// stream is open.
+	KindResourceUpdated
+	// KindAgent carries one event of a sub-agent's own stream (CONTRACT.md
+	// §13, specs/002 §3.5), nested in server call ID (the call that
+	// consulted it): Code says which (AgentThinking, AgentToken,
+	// AgentToolStart, AgentToolResult, AgentRound), Text the thinking or
+	// answer text (borrowed), Name a tool's name, and Tool the agent
+	// (AgentID, AgentName) with a tool's Label, Status and Output.
+	KindAgent
 	// KindFinish ends a successful stream: Code is the finish reason in
 	// OpenAI spelling ("stop", "length", "tool_calls", "content_filter").
 	// It is the last event; exactly one of KindFinish and KindError ends
@@ -105,34 +117,36 @@ const (
 )
 
 var kindNames = [numKinds]string{
-	KindRaw:            "raw",
-	KindReasoningStart: "reasoning_start",
-	KindReasoningDelta: "reasoning_delta",
-	KindReasoningEnd:   "reasoning_end",
-	KindSerpSummary:    "serp_summary",
-	KindThinkingStart:  "thinking_start",
-	KindThinkingEnd:    "thinking_end",
-	KindPhaseStart:     "phase_start",
-	KindPhaseDelta:     "phase_delta",
-	KindPhaseEnd:       "phase_end",
-	KindAnswerStart:    "answer_start",
-	KindAnswerDelta:    "answer_delta",
-	KindAnswerEnd:      "answer_end",
-	KindSerpQueries:    "serp_queries",
-	KindToolCallStart:  "tool_call_start",
-	KindToolArgsDelta:  "tool_args_delta",
-	KindToolCallEnd:    "tool_call_end",
-	KindClarify:        "clarify",
-	KindArtifacts:      "artifacts",
-	KindRouted:         "routed",
-	KindUsage:          "usage",
-	KindViolation:      "violation",
-	KindToolRun:        "tool_run",
-	KindToolProgress:   "tool_progress",
-	KindToolResult:     "tool_result",
-	KindRoundStart:     "round_start",
-	KindFinish:         "finish",
-	KindError:          "error",
+	KindRaw:             "raw",
+	KindReasoningStart:  "reasoning_start",
+	KindReasoningDelta:  "reasoning_delta",
+	KindReasoningEnd:    "reasoning_end",
+	KindSerpSummary:     "serp_summary",
+	KindThinkingStart:   "thinking_start",
+	KindThinkingEnd:     "thinking_end",
+	KindPhaseStart:      "phase_start",
+	KindPhaseDelta:      "phase_delta",
+	KindPhaseEnd:        "phase_end",
+	KindAnswerStart:     "answer_start",
+	KindAnswerDelta:     "answer_delta",
+	KindAnswerEnd:       "answer_end",
+	KindSerpQueries:     "serp_queries",
+	KindToolCallStart:   "tool_call_start",
+	KindToolArgsDelta:   "tool_args_delta",
+	KindToolCallEnd:     "tool_call_end",
+	KindClarify:         "clarify",
+	KindArtifacts:       "artifacts",
+	KindRouted:          "routed",
+	KindUsage:           "usage",
+	KindViolation:       "violation",
+	KindToolRun:         "tool_run",
+	KindToolProgress:    "tool_progress",
+	KindToolResult:      "tool_result",
+	KindRoundStart:      "round_start",
+	KindResourceUpdated: "resource_updated",
+	KindAgent:           "agent",
+	KindFinish:          "finish",
+	KindError:           "error",
 }
 
 // String returns the kind's snake_case name, as logs and tests print it.
@@ -235,17 +249,44 @@ type Tool struct {
 	// call; Image is its image mode ("display", "single_select",
 	// "multi_select"; "" when its results are not shown as images).
 	Event, Image string
+	// AgentID, AgentName and AgentAvatar name a sub-agent: on the events
+	// of a call that consults one (skillpet tool_start agentId,
+	// agentAvatarUrl) and on KindAgent.
+	AgentID, AgentName, AgentAvatar string
+	// Images are the images a KindToolResult of an image tool carries
+	// (specs/002 §3.7), each with the URL the client fetches it at.
+	Images []Image
 	// Artifacts are what a KindToolResult produced for the user (specs/004
 	// §7.3: the artifact events): files it carries, the route's event of
 	// it. They are the evidence of validate's terminal-state rules.
 	Artifacts []Artifact
 }
 
+// The events of a sub-agent's stream (KindAgent's Code).
+const (
+	AgentThinking   = "thinking"
+	AgentToken      = "token"
+	AgentToolStart  = "tool_start"
+	AgentToolResult = "tool_result"
+	AgentRound      = "round"
+)
+
 // The kinds of artifact a tool result produces (specs/004 §7.3.1
 // ARTIFACT_EVENT_TYPES, without their "data-" prefix).
 const (
 	ArtifactFile = "file-ready"
+	// ArtifactResource is structured data a result carries (an embedded
+	// JSON resource): Name is its type, Data its JSON. It is shown, not
+	// counted as an artifact.
+	ArtifactResource = "resource"
 )
+
+// Image is one image a tool produced (specs/002 §3.7 image_generation
+// images[]).
+type Image struct {
+	ID, URL, Label string
+	Width, Height  int
+}
 
 // Artifact is one thing a tool result produced for the user.
 type Artifact struct {

@@ -10,10 +10,14 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"image"
+	"image/color"
+	"image/png"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +71,20 @@ func Tools() []Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"What the report is about"}},"required":["topic"]}`),
 		}, Handler: makeReport},
 		{Tool: &mcp.Tool{
+			Name:        "update_plan",
+			Title:       "更新计划",
+			Description: "Update the story plan (the resource " + PlanURI + "): its title and its status. Subscribers are told it changed.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"status":{"type":"string","enum":["planning","writing","done"]}}}`),
+		}, Handler: func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return errorResult("update_plan needs its server's state: serve the demo with demo.New"), nil
+		}},
+		{Tool: &mcp.Tool{
+			Name:        "generate_image",
+			Title:       "生成图片",
+			Description: "Generate images for a prompt (demo: deterministic colour swatches, not real pictures). Returns 1 to 4 PNG images.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string"},"count":{"type":"integer","minimum":1,"maximum":4}},"required":["prompt"]}`),
+		}, Handler: generateImage},
+		{Tool: &mcp.Tool{
 			Name:        "always_fail",
 			Title:       "Always fails",
 			Description: "A tool that always reports an error, to show how a failed tool looks.",
@@ -75,13 +93,112 @@ func Tools() []Tool {
 	}
 }
 
-// New returns the demo server with its tools.
+// PlanURI is the demo's one resource: the story plan, JSON, which
+// update_plan changes and whose subscribers are told.
+const PlanURI = "demo://story/plan"
+
+// New returns the demo server with its tools and its resource.
 func New() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "llmstream-demo", Version: Version}, nil)
+	st := &state{plan: plan{Title: "未命名", Status: "planning"}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "llmstream-demo", Version: Version}, &mcp.ServerOptions{
+		// Subscriptions are kept by the SDK; these only accept them.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	st.server = s
 	for _, t := range Tools() {
-		s.AddTool(t.Tool, counted(t.Tool.Name, t.Handler))
+		h := t.Handler
+		if t.Tool.Name == "update_plan" {
+			h = st.updatePlan
+		}
+		s.AddTool(t.Tool, counted(t.Tool.Name, h))
 	}
+	s.AddResource(&mcp.Resource{URI: PlanURI, Name: "plan", Title: "故事计划", MIMEType: "application/json"}, st.readPlan)
 	return s
+}
+
+// plan is the story plan resource.
+type plan struct {
+	Title   string `json:"title"`
+	Status  string `json:"status"`
+	Version int    `json:"version"`
+}
+
+// state is one demo server's state: its plan.
+type state struct {
+	server *mcp.Server
+	mu     sync.Mutex
+	plan   plan
+}
+
+// readPlan serves the plan resource.
+func (st *state) readPlan(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	st.mu.Lock()
+	b, _ := json.Marshal(st.plan)
+	st.mu.Unlock()
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: PlanURI, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+// updatePlan changes the plan and tells its subscribers.
+func (st *state) updatePlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Title  string `json:"title"`
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	st.mu.Lock()
+	if in.Title != "" {
+		st.plan.Title = in.Title
+	}
+	switch in.Status {
+	case "planning", "writing", "done":
+		st.plan.Status = in.Status
+	}
+	st.plan.Version++
+	b, _ := json.Marshal(st.plan)
+	st.mu.Unlock()
+	_ = st.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: PlanURI})
+	return textResult("The plan is now " + string(b) + "."), nil
+}
+
+// generateImage returns count PNG swatches whose colours depend only on
+// the prompt (a stand-in for an image model).
+func generateImage(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Prompt string `json:"prompt"`
+		Count  int    `json:"count"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || strings.TrimSpace(in.Prompt) == "" {
+		return errorResult("generate_image needs a prompt"), nil
+	}
+	n := min(max(in.Count, 1), 4)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Generated %d image(s) for %q.", n, in.Prompt)}}}
+	for i := range n {
+		res.Content = append(res.Content, &mcp.ImageContent{MIMEType: "image/png", Data: swatch(in.Prompt, i)})
+	}
+	return res, nil
+}
+
+// swatch draws a 64×64 PNG: two colours from the prompt and i.
+func swatch(prompt string, i int) []byte {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%d", prompt, i)
+	v := h.Sum32()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
+	a := color.RGBA{uint8(v), uint8(v >> 8), uint8(v >> 16), 255}
+	b := color.RGBA{255 - a.R, 255 - a.G, 255 - a.B, 255}
+	for y := range 64 {
+		for x := range 64 {
+			if (x/16+y/16)%2 == 0 {
+				img.Set(x, y, a)
+			} else {
+				img.Set(x, y, b)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
 }
 
 // calls counts the calls each tool served in this process.

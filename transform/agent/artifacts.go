@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"net/url"
 	"path"
 	"strings"
 
@@ -20,6 +21,11 @@ func Artifacts(event string, r Result) []transform.Artifact {
 	}
 	var out []transform.Artifact
 	for _, p := range r.Parts {
+		if typ, ok := JSONResource(p); ok {
+			// Structured data (specs/002 §3.8): a resource part.
+			out = append(out, transform.Artifact{Kind: transform.ArtifactResource, Name: typ, Data: []byte(strings.TrimSpace(p.Text))})
+			continue
+		}
 		if (p.Kind == PartResourceLink || p.Kind == PartResource) && p.URL != "" {
 			out = append(out, transform.Artifact{Kind: transform.ArtifactFile, URL: p.URL, Name: fileName(p), Type: p.MIMEType})
 		}
@@ -28,6 +34,46 @@ func Artifacts(event string, r Result) []transform.Artifact {
 		out = append(out, transform.Artifact{Kind: event, Data: eventData(r)})
 	}
 	return out
+}
+
+// JSONResource reports whether a part is an embedded resource of JSON
+// (application/json or a +json type, with a JSON text): structured data
+// for the client (specs/002 §3.8 resource {resourceType, data}), not a
+// file; its type is named by its URI: the host of "skillpet://characters",
+// else the last element of the path, without its extension.
+func JSONResource(p Part) (string, bool) {
+	if p.Kind != PartResource || p.Data != nil {
+		return "", false
+	}
+	mt := p.MIMEType
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	mt = strings.TrimSpace(mt)
+	if mt != "application/json" && !strings.HasSuffix(mt, "+json") || !json.Valid([]byte(p.Text)) {
+		return "", false
+	}
+	name := ""
+	if u, err := url.Parse(p.URI); err == nil {
+		name = strings.Trim(u.Path, "/")
+		if name == "" {
+			name = u.Host
+		} else {
+			name = path.Base(name)
+		}
+	}
+	name = strings.TrimSuffix(name, path.Ext(name))
+	if name == "" {
+		name = "resource"
+	}
+	return name, true
+}
+
+// IsArtifactEvent reports whether an artifact is one of specs/004
+// §7.3.1's ARTIFACT_EVENT_TYPES (a file, or a route's event): what
+// validate counts. A structured resource is not.
+func IsArtifactEvent(a transform.Artifact) bool {
+	return a.Kind != transform.ArtifactResource
 }
 
 // fileName is a part's name, else the last element of its URI.

@@ -173,3 +173,28 @@ func FuzzElicitation(f *testing.F) {
 		_, _, _ = p.Content(Answer{Text: msg})
 	})
 }
+
+// TestJSONResource: an embedded JSON resource is structured data named by
+// its URI (specs/002 §3.8), anything else is not.
+func TestJSONResource(t *testing.T) {
+	for _, tt := range []struct {
+		p    Part
+		name string
+		ok   bool
+	}{
+		{Part{Kind: PartResource, URI: "skillpet://characters", MIMEType: "application/json", Text: `[1]`}, "characters", true},
+		{Part{Kind: PartResource, URI: "demo://story/plan.json", MIMEType: "application/vnd.x+json; charset=utf-8", Text: `{"a":1}`}, "plan", true},
+		{Part{Kind: PartResource, URI: "x", MIMEType: "application/json", Text: `{`}, "", false},
+		{Part{Kind: PartResource, URI: "x", MIMEType: "text/plain", Text: `{}`}, "", false},
+		{Part{Kind: PartResourceLink, URI: "x", MIMEType: "application/json"}, "", false},
+	} {
+		name, ok := JSONResource(tt.p)
+		if name != tt.name || ok != tt.ok {
+			t.Errorf("%+v: %q %v, want %q %v", tt.p, name, ok, tt.name, tt.ok)
+		}
+	}
+	arts := Artifacts("", Result{Parts: []Part{{Kind: PartResource, URI: "skillpet://characters", MIMEType: "application/json", Text: `[1]`}}})
+	if len(arts) != 1 || arts[0].Kind != "resource" || IsArtifactEvent(arts[0]) {
+		t.Errorf("artifacts %+v", arts)
+	}
+}

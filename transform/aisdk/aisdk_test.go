@@ -230,6 +230,9 @@ func TestEvents(t *testing.T) {
 			`{"type":"data-file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"}}`,
 			`{"type":"data-pptx-outline","data":{"slides":2}}`,
 		}},
+		{"resource_updated_in_place", []transform.Event{
+			{Kind: transform.KindResourceUpdated, Name: "plan", Text: []byte(`{"v":1}`)},
+		}, []string{`{"type":"data-resource-updated","id":"plan","data":{"key":"plan","snapshot":{"v":1}}}`}},
 		{"approval_denied", []transform.Event{
 			encodertest.ToolRun(0, "c1", "delete_file", `{"path":"a"}`, "删除文件", "files", 1),
 			encodertest.ToolResult(0, "c1", "delete_file", transform.ToolDenied, "The user declined."),

@@ -202,7 +202,15 @@ func appendArtifacts(dst []byte, arts []transform.Artifact) []byte {
 		dst = append(dst, `data: {"type":"data-`...)
 		dst = jsonout.AppendStringBodyS(dst, a.Kind)
 		dst = append(dst, `","data":`...)
-		if a.Kind == transform.ArtifactFile {
+		switch a.Kind {
+		case transform.ArtifactResource:
+			// data-resource {resourceType, data}: structured data.
+			dst = append(dst, `{"resourceType":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"data":`...)
+			dst = jsonout.AppendOrString(dst, a.Data)
+			dst = append(dst, '}')
+		case transform.ArtifactFile:
 			dst = append(dst, `{"url":`...)
 			dst = jsonout.AppendStringS(dst, a.URL)
 			dst = append(dst, `,"name":`...)
@@ -210,7 +218,7 @@ func appendArtifacts(dst []byte, arts []transform.Artifact) []byte {
 			dst = append(dst, `,"type":`...)
 			dst = jsonout.AppendStringS(dst, a.Type)
 			dst = append(dst, '}')
-		} else {
+		default:
 			dst = jsonout.AppendOrString(dst, a.Data)
 		}
 		dst = append(dst, "}\n\n"...)

@@ -260,7 +260,13 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	case r.IsError:
 		tool.Status = transform.ToolFailed
 	}
-	p.evidence(c.Name, len(tool.Artifacts))
+	events := 0
+	for _, a := range tool.Artifacts {
+		if agent.IsArtifactEvent(a) {
+			events++
+		}
+	}
+	p.evidence(c.Name, events)
 	p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
 	return p.out
 }
@@ -402,4 +408,17 @@ func (p *Pipeline) ranResult(id string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ResourceUpdated appends KindResourceUpdated: a resource the route
+// subscribes to changed (CONTRACT.md §13). It may come at any time while
+// the stream is open; snapshot is JSON.
+func (p *Pipeline) ResourceUpdated(dst []byte, key string, snapshot []byte) []byte {
+	if !p.begun || p.ended {
+		return dst
+	}
+	p.out = dst
+	defer p.release()
+	p.deliver(transform.Event{Kind: transform.KindResourceUpdated, Name: key, Text: snapshot})
+	return p.out
 }

@@ -44,6 +44,19 @@ func (e *Encoder) appendToolRun(dst []byte, ev transform.Event) []byte {
 	dst = e.beginReply(dst)
 	e.runs = append(e.runs, runningCall{id: ev.ID, name: ev.Name, label: label})
 	e.starts = append(e.starts, ev.ID)
+	if ev.Tool != nil && ev.Tool.AgentID != "" {
+		// A call that consults a sub-agent (specs/002 §3.3): tool_start
+		// names the agent and its avatar.
+		dst = appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
+		dst = dst[:len(dst)-len("}\n\n")]
+		dst = append(dst, `,"agentId":`...)
+		dst = jsonout.AppendStringS(dst, ev.Tool.AgentID)
+		if ev.Tool.AgentAvatar != "" {
+			dst = append(dst, `,"agentAvatarUrl":`...)
+			dst = jsonout.AppendStringS(dst, ev.Tool.AgentAvatar)
+		}
+		return append(dst, "}\n\n"...)
+	}
 	return appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
 }
 
@@ -113,6 +126,13 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 func appendArtifactResources(dst []byte, arts []transform.Artifact) []byte {
 	for _, a := range arts {
 		dst = append(dst, "event: resource\ndata: {\"resourceType\":"...)
+		if a.Kind == transform.ArtifactResource {
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"data":`...)
+			dst = jsonout.AppendOrString(dst, a.Data)
+			dst = append(dst, "}\n\n"...)
+			continue
+		}
 		dst = jsonout.AppendStringS(dst, a.Kind)
 		dst = append(dst, `,"data":`...)
 		if a.Kind == transform.ArtifactFile {

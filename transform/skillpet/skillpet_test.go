@@ -26,6 +26,12 @@ var shapes = map[string]string{
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
+	"resource_updated":    "key ? snapshot",
+	"agent_thinking":      "id t agentName agentId",
+	"agent_token":         "id t agentName agentId",
+	"agent_tool_start":    "parentId name label",
+	"agent_tool_result":   "parentId name summary status",
+	"agent_round":         "id",
 	"done":                "conversationId",
 	"error":               "message",
 }
@@ -277,6 +283,19 @@ func TestEvents(t *testing.T) {
 			`tool_result {"id":"c1","name":"generate_pptx","label":"PPT","mode":"auto","status":"completed","message":"ok"}`,
 			`resource {"resourceType":"file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"},"fallbackText":"文件：deck.pptx"}`,
 			`resource {"resourceType":"quiz-complete","data":{"n":2}}`}},
+		{"resource_updated", nil, []transform.Event{
+			{Kind: transform.KindResourceUpdated, Name: "bookPlan", Text: []byte(`{"status": "planning"}`)},
+			{Kind: transform.KindResourceUpdated, Name: "units", Text: []byte(`[1,2]`)},
+			{Kind: transform.KindResourceUpdated, Name: "x", Text: []byte(`not json`)},
+		}, []string{`resource_updated {"key":"bookPlan","snapshot":{"status":"planning"}}`,
+			`resource_updated {"key":"units","snapshot":{"value":[1,2]}}`, `resource_updated {"key":"x"}`}},
+		{"json_resource_part", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "extract", `{}`, "提取", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "extract", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "resource", Name: "characters", Data: []byte(`[{"name":"叶无锋"}]`)}}}},
+		}, []string{`tool_start {"id":"c1","name":"extract","label":"提取","args":{}}`,
+			`tool_result {"id":"c1","name":"extract","label":"提取","mode":"auto","status":"completed","message":"ok"}`,
+			`resource {"resourceType":"characters","data":[{"name":"叶无锋"}]}`}},
 		{"elicited_form_awaits", nil, []transform.Event{
 			encodertest.ToolRun(0, "c1", "signup", `{}`, "signup", "ev", 1),
 			encodertest.ToolAwait(0, "c1", "signup", transform.Await{Kind: transform.AwaitForm, Message: "Fill in",
