@@ -26,6 +26,7 @@ const (
 	endpointStream       = "stream"
 	endpointClear        = "conversation"
 	endpointToolResponse = "tool-response"
+	endpointImageSelect  = "image-select"
 )
 
 // maxProjectID bounds a projectId: it is hashed into a key, but a client
@@ -58,14 +59,17 @@ func parseEndpoint(r *http.Request) endpoint {
 	if n >= 2 && (segs[n-1] == endpointStream || segs[n-1] == endpointToolResponse) {
 		found = append(found, endpoint{name: segs[n-1], method: http.MethodPost, base: strings.Join(segs[:n-1], "/")})
 	}
-	if n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear) {
+	if n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear || segs[n-2] == endpointImageSelect) {
 		id, err := url.PathUnescape(segs[n-1])
 		if err != nil {
 			id = ""
 		}
 		method := http.MethodGet
-		if segs[n-2] == endpointClear {
+		switch segs[n-2] {
+		case endpointClear:
 			method = http.MethodDelete
+		case endpointImageSelect:
+			method = http.MethodPost
 		}
 		found = append(found, endpoint{name: segs[n-2], method: method, base: strings.Join(segs[:n-2], "/"), projectID: id})
 	}
@@ -92,7 +96,7 @@ func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request
 	rid := requestID(r)
 	switch {
 	case ep.name == "":
-		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream, POST …/tool-response and DELETE …/conversation/{projectId}")
+		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream, POST …/tool-response, POST …/image-select/{projectId} and DELETE …/conversation/{projectId}")
 	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", ep.method)
 		c.answer(w, rid, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use "+ep.method)
@@ -109,9 +113,12 @@ func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request
 			return true
 		}
 		key := conversation.NewKey(scope, c.cs.AgentID, ep.projectID)
-		if ep.name == endpointInit {
+		switch ep.name {
+		case endpointInit:
 			c.init(w, r, rid, ep, key)
-		} else {
+		case endpointImageSelect:
+			c.imageSelect(w, r, rid, key) // images.go
+		default:
 			c.clear(w, r, rid, key)
 		}
 	}

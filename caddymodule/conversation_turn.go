@@ -78,14 +78,26 @@ func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte
 	}
 	// A message that answers a form a parked round waits on resumes it;
 	// any other message leaves the parked round behind (resume.go).
-	t.resume = h.resumeForm(ctx, t, history, message)
+	// "__continue__" (the component's autoSendAfterImageSelect, specs/002
+	// §3.8) continues the turn with the user's choice of images: nobody
+	// wrote it, so it is not stored, and the model is told to go on.
+	cont := message == conversation.ContinueMessage
+	if !cont {
+		t.resume = h.resumeForm(ctx, t, history, message)
+	}
 	tm, err := conversation.FindTurnMessage(body)
 	if err != nil { // request_format skillpet always makes one
 		t.release()
 		return nil, nil, fail(err)
 	}
 	userRec := tm.Record(newID("msg_"), message, nowMillis())
+	if cont {
+		userRec.Content, userRec.Upstream = conversation.NoteContinue, nil
+	}
 	msgs, _ := conversation.Messages(nil, history, userRec, c.cs.Budget)
+	if cont {
+		return t, tm.Replace(body, msgs), nil
+	}
 	if err := lock.Append(ctx, userRec); err != nil {
 		t.release()
 		return nil, nil, fail(err)

@@ -31,6 +31,8 @@ type Capture struct {
 	asks []string
 	// msgID makes up ids for forms no tool call asked.
 	msgID string
+	// call is the call id of the event being written.
+	call  string
 	onEnd func(*Reply)
 	ended bool
 }
@@ -83,6 +85,7 @@ func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
 	mark := len(dst)
 	dst = c.inner.AppendEvent(dst, ev)
 	if !c.ended {
+		c.call = ev.ID
 		c.observe(dst[mark:], ev.Kind)
 	}
 	return dst
@@ -147,6 +150,12 @@ func (c *Capture) observe(out []byte, kind transform.Kind) {
 			}
 		case "resource":
 			c.reply.AddResource(data)
+		case "image_generation":
+			// Stored after the call's result, as specs/002 §3.7 has it:
+			// a tool record "[image_generation] " and the block.
+			if kind == transform.KindToolResult {
+				c.reply.addResult(c.call, ImagePrefix+string(data), nil)
+			}
 		case "ask_user":
 			c.reply.AddForm(Form{ToolCallID: c.formCallID(kind), Questions: []byte(gjson.GetBytes(data, "questions").Raw)})
 		case "done":

@@ -20,6 +20,9 @@ const (
 	// AwaitingPrefix starts the body of a tool that waits for the user's
 	// choice (§4.5): the question follows.
 	AwaitingPrefix = "[等待用户选择] "
+	// ImagePrefix starts the body of an image block (§3.7): the
+	// image_generation object follows.
+	ImagePrefix = "[image_generation] "
 )
 
 // AskUserTool is the tool whose calls the component shows as a form

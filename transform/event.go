@@ -285,7 +285,9 @@ const (
 // images[]).
 type Image struct {
 	ID, URL, Label string
-	Width, Height  int
+	// Type is its media type ("image/png").
+	Type          string
+	Width, Height int
 }
 
 // Artifact is one thing a tool result produced for the user.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/llmstream/llmstream/transform"
@@ -108,5 +109,23 @@ func eventData(r Result) []byte {
 		return []byte(text)
 	}
 	out, _ := json.Marshal(b.String())
+	return out
+}
+
+// Images returns the images a result carries that the client can fetch
+// (specs/002 §3.7): its image parts and its links to images, each with a
+// URL, numbered img-0, img-1, … in order. A failed call carries none.
+func Images(r Result) []transform.Image {
+	if r.IsError || r.Denied || r.Park != nil {
+		return nil
+	}
+	var out []transform.Image
+	for _, p := range r.Parts {
+		image := p.Kind == PartImage || p.Kind == PartResourceLink && strings.HasPrefix(p.MIMEType, "image/")
+		if !image || p.URL == "" {
+			continue
+		}
+		out = append(out, transform.Image{ID: "img-" + strconv.Itoa(len(out)), URL: p.URL, Label: p.Name, Type: p.MIMEType})
+	}
 	return out
 }

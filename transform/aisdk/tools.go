@@ -188,6 +188,25 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 	dst = e.appendOutput(dst, ev.Index, ev.ID, failed, output)
 	if ev.Tool != nil {
 		dst = appendArtifacts(dst, ev.Tool.Artifacts)
+		dst = appendImages(dst, ev.Tool.Images)
+	}
+	return dst
+}
+
+// appendImages appends a file part {url, mediaType} per image a result
+// carries (CONTRACT.md §13): useChat shows an image file part as the
+// image.
+func appendImages(dst []byte, images []transform.Image) []byte {
+	for _, im := range images {
+		typ := im.Type
+		if typ == "" {
+			typ = "image/png"
+		}
+		dst = append(dst, `data: {"type":"file","url":`...)
+		dst = jsonout.AppendStringS(dst, im.URL)
+		dst = append(dst, `,"mediaType":`...)
+		dst = jsonout.AppendStringS(dst, typ)
+		dst = append(dst, "}\n\n"...)
 	}
 	return dst
 }

@@ -253,6 +253,7 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	tool := c.Tool
 	tool.Choice = choice
 	tool.Artifacts = agent.Artifacts(c.Tool.Event, r)
+	tool.Images = agent.Images(r)
 	tool.Status, tool.Output = transform.ToolCompleted, c.result
 	switch {
 	case r.Denied:

@@ -100,3 +100,64 @@ func aisdkApprovals(d jsonDoc, msgs span) []Approval {
 	})
 	return out
 }
+
+// ImageSelect is a skillpet POST {baseUrl}/image-select/{projectId} body
+// (specs/002 §3.7): the images the user chose in the image block blockId,
+// and the action button they pressed, if any.
+type ImageSelect struct {
+	BlockID          string
+	SelectedImageIDs []string
+	ActionID         string
+}
+
+// maxSelected bounds the ids of one selection.
+const maxSelected = 64
+
+// ParseImageSelect reads an /image-select body: blockId is a required
+// non-empty string, selectedImageIds an array of non-empty strings (at
+// most 64, each at most 128 bytes, no repeats), actionId an optional
+// string; a selection names an image or an action. A body that breaks
+// these is 400 MISSING_PARAMS naming the problem.
+func ParseImageSelect(body []byte) (ImageSelect, *Error) {
+	d, root, e := parseObject(body, missingParams)
+	if e != nil {
+		return ImageSelect{}, e
+	}
+	is := ImageSelect{BlockID: d.memberStr(root, "blockId"), ActionID: d.memberStr(root, "actionId")}
+	if is.BlockID == "" || len(is.BlockID) > 256 {
+		return ImageSelect{}, missingParams("", "blockId is required (a non-empty string)")
+	}
+	if len(is.ActionID) > 128 {
+		return ImageSelect{}, missingParams("", "actionId is too long")
+	}
+	sel := d.member(root, "selectedImageIds")
+	if sel.exists() && d.kind(sel) != '[' {
+		return ImageSelect{}, missingParams("", "selectedImageIds must be an array of image ids")
+	}
+	var bad *Error
+	seen := map[string]bool{}
+	d.elements(sel, func(v span) bool {
+		id := d.str(v)
+		switch {
+		case d.kind(v) != '"' || id == "" || len(id) > 128:
+			bad = missingParams("", "selectedImageIds must hold non-empty image ids")
+		case seen[id]:
+			bad = missingParams("", "selectedImageIds names "+id+" twice")
+		case len(is.SelectedImageIDs) >= maxSelected:
+			bad = missingParams("", "selectedImageIds holds too many ids")
+		}
+		if bad != nil {
+			return false
+		}
+		seen[id] = true
+		is.SelectedImageIDs = append(is.SelectedImageIDs, id)
+		return true
+	})
+	if bad != nil {
+		return ImageSelect{}, bad
+	}
+	if len(is.SelectedImageIDs) == 0 && is.ActionID == "" {
+		return ImageSelect{}, missingParams("", "selectedImageIds is required (or an actionId)")
+	}
+	return is, nil
+}

@@ -79,3 +79,53 @@ func FuzzToolResponse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseImageSelect(t *testing.T) {
+	tests := []struct {
+		body string
+		want ImageSelect
+		err  bool
+	}{
+		{`{"blockId":"img-c1","selectedImageIds":["img-0","img-2"]}`, ImageSelect{BlockID: "img-c1", SelectedImageIDs: []string{"img-0", "img-2"}}, false},
+		{`{"blockId":"img-c1","selectedImageIds":[],"actionId":"regenerate"}`, ImageSelect{BlockID: "img-c1", ActionID: "regenerate"}, false},
+		{`{"blockId":"img-c1","selectedImageIds":[]}`, ImageSelect{}, true},
+		{`{"blockId":"img-c1","selectedImageIds":"img-0"}`, ImageSelect{}, true},
+		{`{"blockId":"img-c1","selectedImageIds":["img-0","img-0"]}`, ImageSelect{}, true},
+		{`{"blockId":"img-c1","selectedImageIds":[0]}`, ImageSelect{}, true},
+		{`{"selectedImageIds":["img-0"]}`, ImageSelect{}, true},
+		{`[]`, ImageSelect{}, true},
+	}
+	for _, tt := range tests {
+		got, e := ParseImageSelect([]byte(tt.body))
+		if (e != nil) != tt.err || !tt.err && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %+v, %v", tt.body, got, e)
+		}
+		if e != nil && (e.Status != 400 || e.Code != CodeMissingParams) {
+			t.Errorf("%s: error %+v", tt.body, e)
+		}
+	}
+}
+
+// FuzzImageSelect: whatever a client posts to /image-select, reading it
+// never panics, and an accepted body has a block and distinct non-empty
+// ids or an action.
+func FuzzImageSelect(f *testing.F) {
+	f.Add([]byte(`{"blockId":"img-c1","selectedImageIds":["img-0","img-2"],"actionId":"regenerate"}`))
+	f.Add([]byte(`{"blockId":"b","selectedImageIds":["\u0000",1,null]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		is, e := ParseImageSelect(body)
+		if e != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, id := range is.SelectedImageIDs {
+			if id == "" || seen[id] {
+				t.Fatalf("accepted %+v", is)
+			}
+			seen[id] = true
+		}
+		if is.BlockID == "" || len(is.SelectedImageIDs) == 0 && is.ActionID == "" {
+			t.Fatalf("accepted %+v", is)
+		}
+	})
+}

@@ -25,6 +25,9 @@ const maxCalls = 1 << 10
 // tool_result has not.
 type runningCall struct {
 	id, name, label string
+	// image is the call's image mode when it generates images, prompt
+	// its prompt argument (specs/002 §3.7).
+	image, prompt string
 }
 
 // appendToolRun appends tool_start for a server call the gateway starts,
@@ -42,8 +45,22 @@ func (e *Encoder) appendToolRun(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	dst = e.beginReply(dst)
-	e.runs = append(e.runs, runningCall{id: ev.ID, name: ev.Name, label: label})
+	rc := runningCall{id: ev.ID, name: ev.Name, label: label}
+	if ev.Tool != nil && ev.Tool.Image != "" {
+		rc.image, rc.prompt = ev.Tool.Image, promptOf(ev.Text)
+	}
+	e.runs = append(e.runs, rc)
 	e.starts = append(e.starts, ev.ID)
+	dst = e.appendStart(dst, ev, label)
+	if rc.image != "" {
+		// An image tool shows a skeleton while it runs.
+		dst = appendImageGenerating(dst, ev.ID, rc.prompt)
+	}
+	return dst
+}
+
+// appendStart appends a server call's tool_start.
+func (e *Encoder) appendStart(dst []byte, ev transform.Event, label string) []byte {
 	if ev.Tool != nil && ev.Tool.AgentID != "" {
 		// A call that consults a sub-agent (specs/002 §3.3): tool_start
 		// names the agent and its avatar.
@@ -99,6 +116,7 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	status, output := transform.ToolFailed, ""
+	rc := e.runs[i]
 	if ev.Tool != nil {
 		if ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil {
 			return e.appendAwaiting(dst, i, ev.Tool.Await)
@@ -113,6 +131,9 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 	dst = e.appendResultOf(dst, i, status, output)
 	if ev.Tool != nil {
 		dst = appendArtifactResources(dst, ev.Tool.Artifacts)
+		if rc.image != "" || len(ev.Tool.Images) > 0 {
+			dst = appendImageGeneration(dst, ev.ID, rc.prompt, rc.image, ev.Tool.Images)
+		}
 	}
 	return dst
 }
