@@ -30,6 +30,17 @@ import (
 //		}
 //		max_rounds       <n>
 //		max_result_bytes <size>
+//		agent <id> {
+//			name               <text>
+//			label              <text>
+//			avatar             <url>
+//			description        <text>
+//			system_prompt      <file>     # repeatable
+//			system_prompt_text <text>
+//			tools              <tool>...  # repeatable
+//			model              <model>
+//			max_rounds         <n>
+//		}
 //		park {
 //			ttl   <duration>
 //			store file [<dir>] | redis <url>
@@ -64,7 +75,7 @@ func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		name := d.Val()
-		if name != "mcp" && seen[name] {
+		if name != "mcp" && name != "agent" && seen[name] {
 			return d.Errf("tools: %s: specified more than once", name)
 		}
 		seen[name] = true
@@ -81,8 +92,13 @@ func parseTools(d *caddyfile.Dispenser, r *config.Route) error {
 			err = cfargs.Size(d, &ts.MaxResultBytes)
 		case "park":
 			ts.Park, err = parkBlock(d)
+		case "agent":
+			var a config.Agent
+			if a, err = agentBlock(d); err == nil {
+				ts.Agents = append(ts.Agents, a)
+			}
 		default:
-			return d.Errf("unrecognized tools option %q (want mcp, max_rounds, max_result_bytes or park)", name)
+			return d.Errf("unrecognized tools option %q (want mcp, agent, max_rounds, max_result_bytes or park)", name)
 		}
 		if err != nil {
 			return err
@@ -251,4 +267,58 @@ func parkBlock(d *caddyfile.Dispenser) (*config.Park, error) {
 		}
 	}
 	return p, nil
+}
+
+// agentBlock reads one `agent <id> { … }` block (CONTRACT.md §13).
+func agentBlock(d *caddyfile.Dispenser) (config.Agent, error) {
+	var a config.Agent
+	if !d.NextArg() {
+		return a, d.Errf("agent: missing id (agent <id> { … })")
+	}
+	a.ID = d.Val()
+	if d.NextArg() {
+		return a, d.Errf("agent %s: options go in a block", a.ID)
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if seen[opt] && opt != "system_prompt" && opt != "tools" {
+			return a, d.Errf("agent %s: %s: specified more than once", a.ID, opt)
+		}
+		seen[opt] = true
+		var err error
+		switch opt {
+		case "name":
+			err = cfargs.One(d, &a.Name)
+		case "label":
+			err = cfargs.One(d, &a.Label)
+		case "avatar":
+			err = cfargs.One(d, &a.Avatar)
+		case "description":
+			err = cfargs.One(d, &a.Description)
+		case "system_prompt":
+			var f string
+			if err = cfargs.One(d, &f); err == nil {
+				a.SystemPrompt = append(a.SystemPrompt, f)
+			}
+		case "system_prompt_text":
+			err = cfargs.One(d, &a.SystemPromptText)
+		case "tools":
+			names := d.RemainingArgs()
+			if len(names) == 0 {
+				return a, d.Errf("agent %s: tools: missing tool name", a.ID)
+			}
+			a.Tools = append(a.Tools, names...)
+		case "model":
+			err = cfargs.One(d, &a.Model)
+		case "max_rounds":
+			err = cfargs.Int(d, &a.MaxRounds)
+		default:
+			return a, d.Errf("agent %s: unrecognized option %q (want name, label, avatar, description, system_prompt, system_prompt_text, tools, model or max_rounds)", a.ID, opt)
+		}
+		if err != nil {
+			return a, err
+		}
+	}
+	return a, nil
 }

@@ -183,16 +183,27 @@ type initData struct {
 		Description string `json:"description,omitempty"`
 	} `json:"agent"`
 	Capabilities struct {
-		Thinking   capToggle `json:"thinking"`
-		Search     capToggle `json:"search"`
-		Reset      resetCap  `json:"reset"`
+		Thinking        capToggle `json:"thinking"`
+		Search          capToggle `json:"search"`
+		ImageGeneration *struct {
+			Enabled bool `json:"enabled"`
+		} `json:"imageGeneration,omitempty"`
+		Reset resetCap `json:"reset"`
 		QueuedSend *struct {
 			Enabled      bool `json:"enabled"`
 			MaxQueueSize int  `json:"maxQueueSize"`
 		} `json:"queuedSend,omitempty"`
 	} `json:"capabilities"`
+	SubAgents     []agentInfo                   `json:"subAgents,omitempty"`
 	UserAvatarURL string                        `json:"userAvatarUrl,omitempty"`
 	Messages      []conversation.HistoryMessage `json:"messages"`
+}
+
+// agentInfo is specs/002 §2.2's AgentInfo: a sub-agent the route declares.
+type agentInfo struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	AvatarURL string `json:"avatarUrl,omitempty"`
 }
 
 type capToggle struct {
@@ -206,8 +217,9 @@ type resetCap struct {
 }
 
 // init answers GET …/init/{projectId}: the agent and capabilities from the
-// config and the stored history, oldest first (specs/002 §2.2). Search is
-// announced as off: llmstream forwards nothing for enableSearch.
+// config and the stored history, oldest first (specs/002 §2.2): search
+// when the route marks search tools (enableSearch offers them), image
+// generation when it has image tools, its sub-agents (CONTRACT.md §13).
 func (c *conversationRoute) init(w http.ResponseWriter, r *http.Request, rid string, ep endpoint, key conversation.Key) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
@@ -220,6 +232,13 @@ func (c *conversationRoute) init(w http.ResponseWriter, r *http.Request, rid str
 	cs := c.cs
 	d.Agent.ID, d.Agent.Name, d.Agent.AvatarURL, d.Agent.Description = cs.AgentID, cs.AgentName, cs.AgentAvatar, cs.AgentDescription
 	d.Capabilities.Thinking = capToggle{cs.ThinkingEnabled, cs.ThinkingDefaultOn}
+	d.Capabilities.Search = capToggle{Enabled: c.search}
+	if c.images {
+		d.Capabilities.ImageGeneration = &struct {
+			Enabled bool `json:"enabled"`
+		}{true}
+	}
+	d.SubAgents = c.agents
 	d.Capabilities.Reset = resetCap{Enabled: true, ClearURL: cs.ClearURL}
 	if d.Capabilities.Reset.ClearURL == "" {
 		d.Capabilities.Reset.ClearURL = ep.base + config.ClearPathSuffix

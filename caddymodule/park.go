@@ -81,6 +81,15 @@ func (h *Handler) provisionPark() error {
 	if ts == nil {
 		return nil
 	}
+	if h.conv != nil {
+		for _, a := range ts.Agents {
+			h.conv.agents = append(h.conv.agents, agentInfo{ID: a.ID, Name: a.DisplayName(), AvatarURL: a.Avatar})
+		}
+		for _, m := range ts.MCP {
+			h.conv.search = h.conv.search || len(m.Search) > 0
+			h.conv.images = h.conv.images || len(m.Images) > 0
+		}
+	}
 	p := &parkRoute{ttl: ts.ParkTTL()}
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\x00", h.proto.Name)

@@ -39,6 +39,10 @@ type chat struct {
 	resume  *resumed
 	files   *files      // where the tools' files are kept for the client (files.go)
 	updates *updatePump // the route's resource updates to this stream (resources.go)
+	// next and req are the route's upstream handler and the request, for
+	// the rounds of the sub-agents the turn consults (agents.go).
+	next caddyhttp.Handler
+	req  *http.Request
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's

@@ -63,6 +63,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 	}()
 	// The route's subscribed resources reach the client while the stream
 	// is open (resources.go).
+	c.next, c.req = next, r.WithContext(ctx)
 	c.updates = h.watchResources(sw, c.tools)
 	defer c.updates.stop()
 	if c.resume != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/toolserver"
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonout"
@@ -77,7 +78,8 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 		resolve = func(s string) string { return repl.ReplaceKnown(s, "") }
 	}
 	tools := h.servers.Tools(ctx, resolve)
-	if len(tools) == 0 {
+	agents := len(h.settings.ToolServers.Agents) > 0
+	if len(tools) == 0 && !agents {
 		return nil
 	}
 	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools)), approve: map[string]bool{}}
@@ -87,6 +89,11 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 		if t.Approve {
 			o.approve[t.Name] = true
 		}
+	}
+	if agents {
+		// The route's sub-agents, consulted through one tool (agents.go).
+		o.tools = append(o.tools, request.ServerTool{Name: config.ConsultTool, Server: "agents", JSON: h.agentTool()})
+		o.byName[config.ConsultTool] = transform.Tool{Label: "咨询", Server: "agents"}
 	}
 	return o
 }
@@ -117,6 +124,7 @@ func (o *offer) loop(h *Handler) *pipeline.Loop {
 		},
 		MaxRounds:      cfg.Rounds(),
 		MaxResultBytes: cfg.ResultBytes(),
+		Describe:       h.describeConsult,
 	}
 }
 

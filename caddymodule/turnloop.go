@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/toolserver"
 	"github.com/llmstream/llmstream/transform/agent"
 	"github.com/llmstream/llmstream/transform/pipeline"
@@ -158,6 +159,10 @@ func (h *Handler) runTools(sw *streamWriter, c *chat) {
 					sw.toolResult(i, agent.ErrorResult("the tool call failed inside the gateway"))
 				}
 			}()
+			if call.Name == config.ConsultTool && call.Park == nil {
+				result(i, h.consult(sw, c, i, call)) // agents.go
+				return
+			}
 			if call.Park != nil {
 				res, err := h.servers.Resume(sw.client, call.Name, call.Arguments, call.Park, *call.Answer, opt(i))
 				if err != nil { // not held here: checked before the stream began

@@ -25,6 +25,9 @@ type ToolServers struct {
 	// a longer result is cut with a marker the model can read. Default
 	// 65536 (64KiB), at most 16MiB.
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty"`
+	// Agents are the route's sub-agents (CONTRACT.md §13), consulted
+	// through the consult_agent tool.
+	Agents []Agent `json:"agents,omitempty"`
 	// Park says how calls that wait for the user (CONTRACT.md §13: an
 	// approval, an elicitation) are kept until the answer comes. Default:
 	// 15 minutes, in the conversation's store on a conversation route,
@@ -255,7 +258,7 @@ var (
 // the allow lists already show it.
 func (t *ToolServers) Check() error {
 	const base = "tool_servers"
-	if len(t.MCP) == 0 {
+	if len(t.MCP) == 0 && len(t.Agents) == 0 {
 		return errorf(base+".mcp", "tools: no mcp server (want at least one mcp <name> { … } block)")
 	}
 	if t.MaxRounds < 0 || t.MaxRounds > MaxMaxRounds {

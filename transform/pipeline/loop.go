@@ -25,6 +25,10 @@ type Loop struct {
 	// MaxResultBytes bounds what the model is given of one result
 	// (agent.ModelText).
 	MaxResultBytes int
+	// Describe, when set, completes the tool a call's events carry from
+	// its complete arguments: a consult_agent call names the sub-agent
+	// it consults (CONTRACT.md §13), and its start shows it.
+	Describe func(name string, args []byte, t *transform.Tool)
 }
 
 // ServerCall is a call to a tool the gateway runs, made by the reply that
@@ -163,6 +167,9 @@ func (p *Pipeline) recordCall(ev transform.Event, c *call, native bool) {
 		return
 	}
 	sc := ServerCall{Index: ev.Index, ID: ev.ID, Name: ev.Name, Arguments: append([]byte(nil), ev.Text...), Tool: *c.tool}
+	if d := p.loop.cfg.Describe; d != nil {
+		d(ev.Name, ev.Text, &sc.Tool)
+	}
 	if p.loop.toolsOff {
 		sc.Refused = agent.NotRunLastRound
 	}
@@ -421,5 +428,21 @@ func (p *Pipeline) ResourceUpdated(dst []byte, key string, snapshot []byte) []by
 	p.out = dst
 	defer p.release()
 	p.deliver(transform.Event{Kind: transform.KindResourceUpdated, Name: key, Text: snapshot})
+	return p.out
+}
+
+// Agent appends one event of a sub-agent's stream (KindAgent) nested in
+// server call i, which consults it (CONTRACT.md §13): ev's Code, Text,
+// Name and Tool say what; its ID and Index are the call's. Nothing is
+// written once the call has its result.
+func (p *Pipeline) Agent(dst []byte, i int, ev transform.Event) []byte {
+	if !p.ToolsPending() || i < 0 || i >= len(p.loop.calls) || p.loop.calls[i].done {
+		return dst
+	}
+	p.out = dst
+	defer p.release()
+	c := &p.loop.calls[i]
+	ev.Kind, ev.Index, ev.ID = transform.KindAgent, c.Index, c.ID
+	p.deliver(ev)
 	return p.out
 }
