@@ -188,7 +188,7 @@ type initData struct {
 		ImageGeneration *struct {
 			Enabled bool `json:"enabled"`
 		} `json:"imageGeneration,omitempty"`
-		Reset resetCap `json:"reset"`
+		Reset      resetCap `json:"reset"`
 		QueuedSend *struct {
 			Enabled      bool `json:"enabled"`
 			MaxQueueSize int  `json:"maxQueueSize"`

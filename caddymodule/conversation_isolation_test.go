@@ -94,7 +94,7 @@ func TestConversationEndpoints(t *testing.T) {
 		{http.MethodGet, "/skillpet/stream", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodPost, "/skillpet/init/p1", "{}", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodGet, "/skillpet/conversation/p1", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
-		{http.MethodGet, "/skillpet/image-select/p1", "", http.StatusNotFound, "NOT_FOUND"},
+		{http.MethodGet, "/skillpet/image-select/p1", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodGet, "/skillpet/init/", "", http.StatusBadRequest, "MISSING_PARAMS"},
 		{http.MethodGet, "/skillpet/init/" + strings.Repeat("x", 257), "", http.StatusBadRequest, "MISSING_PARAMS"},
 		{http.MethodPost, "/skillpet/stream", `{"message":"no project"}`, http.StatusBadRequest, "MISSING_PARAMS"},

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -65,5 +66,66 @@ func TestResourceUpdated(t *testing.T) {
 		if strings.Contains(m.Content, "bookPlan") {
 			t.Errorf("the update was stored: %s", m.Content)
 		}
+	}
+}
+
+// TestSearchToolsAndCapabilities: a tool marked search is offered only
+// when the user turned search on (enableSearch), and init announces
+// search and image generation when the route has such tools (CONTRACT.md
+// §13, specs/002 §2.2, §2.3).
+func TestSearchToolsAndCapabilities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Caddy in process")
+	}
+	dir := t.TempDir()
+	s := startSite(t, "", `	handle /mock/* {
+		llm_mock {
+			record
+			interval 0
+			reply_text "ok"
+		}
+	}
+	handle /conv/* {
+		llm_stream {
+			format text
+			model m
+			protocol skillpet
+			request_format skillpet
+			conversation {
+				store file `+dir+`
+			}
+			tools {
+				mcp demo {
+					builtin demo
+					search search_knowledge
+					image generate_image multi_select
+				}
+			}
+		}
+		rewrite * /mock/v1/chat/completions
+		reverse_proxy {http.request.hostport} {
+			flush_interval -1
+		}
+	}
+`)
+	c := newChatClient(t, s.url("/conv"), "Bearer u1")
+	offered := func(search bool) string {
+		clearRecorded(t, s)
+		c.call(http.MethodPost, c.base+"/stream", `{"projectId":"p1","message":"hi","enableSearch":`+map[bool]string{true: "true", false: "false"}[search]+`}`)
+		var names []string
+		for _, tl := range recorded(t, s)[0].Tools {
+			names = append(names, gjson.GetBytes(tl, "function.name").String())
+		}
+		return strings.Join(names, " ")
+	}
+	if got := offered(false); strings.Contains(got, "search_knowledge") || !strings.Contains(got, "get_weather") {
+		t.Errorf("search off: offered %s", got)
+	}
+	if got := offered(true); !strings.Contains(got, "search_knowledge") {
+		t.Errorf("search on: offered %s", got)
+	}
+	_, body := c.call(http.MethodGet, c.base+"/init/p1", "")
+	if !gjson.Get(body, "capabilities.search.enabled").Bool() || !gjson.Get(body, "capabilities.imageGeneration.enabled").Bool() {
+		t.Errorf("capabilities: %s", gjson.Get(body, "capabilities").Raw)
 	}
 }

@@ -87,7 +87,7 @@ func (h *Handler) serveToolResponse(w http.ResponseWriter, r *http.Request, next
 	ch := &chat{start: time.Now(), rid: rid, repl: repl, body: res.rec.Body, turn: t, resume: res,
 		info: request.Info{Stream: true, Facts: request.SkillpetFacts{ConversationID: firstNonEmpty(tr.ConversationID, tr.ProjectID),
 			NoThinking: !tr.EnableThinking || !c.cs.ThinkingEnabled}}}
-	ch.tools = h.offerTools(r.Context(), repl)
+	ch.tools = h.offerTools(r.Context(), repl, tr.EnableSearch)
 	ch.park = h.newParking(r, t)
 	ch.files = h.newFiles(r, ch.tools)
 	if ch.check, rerr = h.validation(ch.body, repl); rerr != nil {

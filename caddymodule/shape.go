@@ -94,7 +94,7 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 	}
 	// The tools the route's servers offer go beside the client's and the
 	// route's (CONTRACT.md §12).
-	c.tools = h.offerTools(r.Context(), c.repl)
+	c.tools = h.offerTools(r.Context(), c.repl, searchOn(info))
 	if c.resume != nil {
 		// The round's request already offered them.
 		return h.shaped(w, r, c, shaped, info)
@@ -246,4 +246,13 @@ func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// searchOn reports whether a request turned search on: skillpet's
+// enableSearch; a request format without the toggle always does.
+func searchOn(info request.Info) bool {
+	if f, ok := info.Facts.(request.SkillpetFacts); ok {
+		return f.Search
+	}
+	return true
 }

@@ -60,11 +60,14 @@ type offer struct {
 }
 
 // offerTools returns the tools the route's servers offer this request,
-// nil when the route has none or none is up. Header values that take
+// nil when the route has none or none is up. search says the user turned
+// search on (skillpet enableSearch; a request format without the toggle
+// always does): the tools a server block marks search are offered only
+// then. Header values that take
 // request placeholders are resolved with the request's replacer, never
 // with anything else the request says (CONTRACT.md §12: servers come from
 // config only).
-func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
+func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer, search bool) *offer {
 	if h.servers == nil {
 		return nil
 	}
@@ -84,6 +87,9 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 	}
 	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools)), approve: map[string]bool{}}
 	for _, t := range tools {
+		if t.Search && !search {
+			continue // offered only when the user turned search on (CONTRACT.md §13)
+		}
 		o.tools = append(o.tools, request.ServerTool{Name: t.Name, Server: t.Server, JSON: toolJSON(t)})
 		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server, Event: t.Event, Image: t.Image}
 		if t.Approve {
