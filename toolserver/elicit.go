@@ -375,7 +375,12 @@ func (r *running) hold(ask *heldAsk, opt CallOptions) agent.Result {
 	holds.Unlock()
 	h.timer = time.AfterFunc(ttl, func() {
 		if takeHold(id) != nil {
-			r.cancel() // the server gets notifications/cancelled
+			// The server is told twice: its question is answered
+			// "cancel" (the user dismissed it, in MCP's words), and the
+			// call is cancelled (notifications/cancelled, which the SDK
+			// sends best-effort, off the caller's path).
+			ask.answer <- elicitResult("cancel", nil)
+			r.cancel()
 			go func() {
 				<-r.done
 				r.finish()

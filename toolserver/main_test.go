@@ -136,11 +136,15 @@ func testServer() *mcp.Server {
 			Message:         "Pick a color",
 			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"]}`),
 		})
-		if err != nil {
-			if a.Marker != "" && ctx.Err() != nil {
+		if err != nil || res.Action == "cancel" {
+			// Told that no answer comes: the question dismissed, or the
+			// call cancelled.
+			if a.Marker != "" && (ctx.Err() != nil || res != nil) {
 				_ = os.WriteFile(a.Marker, []byte("cancelled"), 0o600)
 			}
-			return nil, err
+			if err != nil {
+				return nil, err
+			}
 		}
 		b, _ := json.Marshal(res.Content)
 		return text(res.Action + " " + string(b)), nil
