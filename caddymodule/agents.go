@@ -37,6 +37,10 @@ import (
 // output. An agent's calls that would wait for the user are not made
 // (it has no one to ask); it consults no agent.
 
+// AgentHeader names the sub-agent a request to the upstream is made
+// for; the consulting model's own requests do not carry it.
+const AgentHeader = "X-Llmstream-Agent"
+
 // consultTimeout bounds one consultation, all its rounds.
 const consultTimeout = 5 * time.Minute
 
@@ -256,6 +260,11 @@ func (run *agentRun) request(question string) ([]byte, error) {
 func (run *agentRun) round(ctx context.Context, p *pipeline.Pipeline, body []byte) (err error) {
 	r := run.c.req.Clone(ctx)
 	setBody(r, body)
+	// The agent's requests say whose they are, so that a Caddyfile can
+	// send an agent to a model or an upstream of its own with a header
+	// matcher, and the upstream's logs can tell them apart (the default
+	// Caddyfile's demo gives its agent its own llm_mock this way).
+	r.Header.Set(AgentHeader, run.a.ID)
 	aw := &agentWriter{p: p, header: http.Header{}}
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -333,7 +342,7 @@ type agentEncoder struct {
 	failed string
 }
 
-func (e *agentEncoder) Begin(dst []byte) []byte                     { return dst }
+func (e *agentEncoder) Begin(dst []byte) []byte                        { return dst }
 func (e *agentEncoder) AppendHeartbeat(dst []byte, _ time.Time) []byte { return dst }
 
 func (e *agentEncoder) AppendEvent(dst []byte, ev transform.Event) []byte {

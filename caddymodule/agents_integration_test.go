@@ -23,7 +23,8 @@ func toolCallChunks(id, name, args string) string {
 // (agent_thinking, agent_tool_start, agent_tool_result, agent_round,
 // agent_token); tool_start names the agent; its answer is the call's
 // result, which the model reads and the conversation stores; init lists
-// the agent (CONTRACT.md §13, specs/002 §3.5).
+// the agent; the agent's requests, and only they, carry X-Llmstream-Agent
+// (CONTRACT.md §13, specs/002 §3.5).
 func TestSubAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Caddy in process")
@@ -36,7 +37,11 @@ func TestSubAgent(t *testing.T) {
 				tools++
 			}
 		}
-		if b.Messages[0].Role == "system" && strings.Contains(b.Messages[0].text(), "You are the analyst") {
+		isAgent := b.Messages[0].Role == "system" && strings.Contains(b.Messages[0].text(), "You are the analyst")
+		if got := r.Header.Get(AgentHeader); got != map[bool]string{true: "analyst", false: ""}[isAgent] {
+			t.Errorf("agent request %v: %s %q", isAgent, AgentHeader, got)
+		}
+		if isAgent {
 			if tools == 0 {
 				writeFlush(w, roleChunk, chunk(`{"reasoning_content":"想一想。"}`), toolCallChunks("call_a1", "make_report", `{"topic":"dragons"}`))
 				return
