@@ -107,6 +107,10 @@ func (h *Handler) provisionPark() error {
 	case h.proto.Name == "aisdk":
 		// useChat answers yes/no approvals (tool-approval-request).
 		p.approvals, p.ids = true, true
+	case h.proto.Name == "responses" && h.settings.RequestFormat == "responses":
+		// A Responses client answers an mcp_approval_request with an
+		// mcp_approval_response, as for OpenAI's hosted MCP tool.
+		p.approvals, p.ids = true, true
 	}
 	p.route = hex.EncodeToString(sum.Sum(nil)[:12])
 	if !p.conv && p.approvals {

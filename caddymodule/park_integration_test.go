@@ -69,6 +69,8 @@ func parkSite(t *testing.T, ttl string) site {
 	body := mock("/mock", "choose_call.json") + mock("/mockw", "weather_call.json") +
 		route("/conv/*", "/mock", conv) + route("/convw/*", "/mockw", conv) +
 		strings.Replace(route("/aisdk", "/mockw", "protocol aisdk\n\t\t\trequest_format aisdk"), "ttl "+ttl,
+			"ttl "+ttl+"\n\t\t\t\t\tstore file "+dir+"/parked", 1) +
+		strings.Replace(route("/responses", "/mockw", "protocol responses\n\t\t\trequest_format responses"), "ttl "+ttl,
 			"ttl "+ttl+"\n\t\t\t\t\tstore file "+dir+"/parked", 1)
 	return startSite(t, "", body)
 }
@@ -264,5 +266,77 @@ func TestParkedAISDKApproval(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "ALREADY_ANSWERED") {
 		t.Errorf("the same approval again: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestParkedResponsesApproval: on a Responses route an approve-marked call
+// is an mcp_approval_request item (its mcp_call ends incomplete, unrun);
+// the client's mcp_approval_response, sent with the output it got, runs
+// the call in a new response (an mcp_call with its output, round 2's
+// answer); the same approval again is 409 ALREADY_ANSWERED, an unknown one
+// 404 (CONTRACT.md §13).
+func TestParkedResponsesApproval(t *testing.T) {
+	s := parkSite(t, "1m")
+	_, evs := loopPost(t, s, "/responses", `{"model":"m","stream":true,"input":"weather?"}`)
+	var output string
+	for _, e := range evs {
+		if e.Name == "response.completed" {
+			output = gjson.Get(e.Data, "response.output").Raw
+		}
+	}
+	items := gjson.Parse(output).Array()
+	if len(items) < 2 {
+		t.Fatalf("output: %s", output)
+	}
+	call, ask := items[len(items)-2], items[len(items)-1]
+	if call.Get("type").String() != "mcp_call" || call.Get("status").String() != "incomplete" || call.Get("output").Type != gjson.Null {
+		t.Errorf("the waiting call: %s", call.Raw)
+	}
+	approvalID := ask.Get("id").String()
+	if ask.Get("type").String() != "mcp_approval_request" || !strings.HasPrefix(approvalID, "apr_") ||
+		ask.Get("name").String() != "get_weather" || ask.Get("server_label").String() != "demo" || !strings.Contains(ask.Get("arguments").String(), "Paris") {
+		t.Fatalf("the approval request: %s", ask.Raw)
+	}
+	answer := func(id string, approve bool) string {
+		return `{"model":"m","stream":true,"input":[{"role":"user","content":"weather?"},` + strings.Join(func() []string {
+			var raws []string
+			for _, it := range items {
+				raws = append(raws, it.Raw)
+			}
+			return raws
+		}(), ",") + `,{"type":"mcp_approval_response","approval_request_id":"` + id + `","approve":` + map[bool]string{true: "true", false: "false"}[approve] + `}]}`
+	}
+	_, evs = loopPost(t, s, "/responses", answer(approvalID, true))
+	var text strings.Builder
+	ran := false
+	for _, e := range evs {
+		switch e.Name {
+		case "response.output_text.delta":
+			text.WriteString(gjson.Get(e.Data, "delta").String())
+		case "response.output_item.done":
+			it := gjson.Get(e.Data, "item")
+			if it.Get("type").String() == "mcp_call" && it.Get("name").String() == "get_weather" &&
+				it.Get("status").String() == "completed" && strings.Contains(it.Get("output").String(), "Paris:") {
+				ran = true
+			}
+		}
+	}
+	if !ran || !strings.Contains(text.String(), "Result: Paris:") {
+		t.Errorf("the continuation: ran %v, text %q, events %v", ran, text.String(), evs)
+	}
+	for _, tc := range []struct {
+		id     string
+		status int
+		code   string
+	}{{approvalID, http.StatusConflict, "ALREADY_ANSWERED"}, {"apr_nope_0", http.StatusNotFound, "NOT_WAITING"}} {
+		resp, err := post(context.Background(), newClient(t, "h1"), s.url("/responses"), answer(tc.id, false), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.code) {
+			t.Errorf("approval %s: %d %s, want %d %s", tc.id, resp.StatusCode, b, tc.status, tc.code)
+		}
 	}
 }

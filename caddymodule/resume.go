@@ -196,9 +196,9 @@ func (h *Handler) resumeForm(ctx context.Context, t *turn, history []conversatio
 	return &resumed{rec: rec, answers: answers}
 }
 
-// resumeApprovals takes the parked round the approvals of an AI SDK
-// request answer: they name it by their approval ids, under the
-// request's park scope.
+// resumeApprovals takes the parked round the approvals of an AI SDK or a
+// Responses request answer: they name it by their approval ids, under
+// the request's park scope.
 func (h *Handler) resumeApprovals(r *http.Request, approvals []request.Approval) (*resumed, *parkRefusal) {
 	p := h.parks
 	if p == nil || p.store == nil || !p.ids {
@@ -226,7 +226,9 @@ func (h *Handler) resumeApprovals(r *http.Request, approvals []request.Approval)
 			continue
 		}
 		for _, c := range rec.Round.Calls {
-			if c.Index == index && c.ID == a.ToolCallID && c.Park != nil && c.Result == nil && c.Park.Await.Kind == transform.AwaitApproval {
+			// A Responses mcp_approval_response names the approval only:
+			// its id names the call (parseApprovalID).
+			if c.Index == index && (c.ID == a.ToolCallID || a.ToolCallID == "") && c.Park != nil && c.Result == nil && c.Park.Await.Kind == transform.AwaitApproval {
 				opt := transform.OptionApprove
 				if !a.Approved {
 					opt = transform.OptionDeny

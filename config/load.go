@@ -189,7 +189,7 @@ func (r *Route) Load(root string) (*Settings, error) {
 		if err := r.ToolServers.Check(); err != nil {
 			return nil, err
 		}
-		if err := r.ToolServers.checkPark(s.Conversation != nil); err != nil {
+		if err := r.ToolServers.checkPark(s.Conversation != nil && !s.Conversation.Responses); err != nil {
 			return nil, err
 		}
 		s.AgentPrompts = map[string]string{}
