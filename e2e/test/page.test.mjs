@@ -82,6 +82,66 @@ describe('examples/aisdk-page: the chat logic, headless', () => {
   });
 });
 
+/** until waits for cond, polling, at most ms. */
+async function until(cond, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('examples/aisdk-page: tools the gateway runs (CONTRACT §13)', () => {
+  test('progress updated in place, the file, the approval request; the approval runs the call', async () => {
+    const renders = [];
+    const statuses = [];
+    const errors = [];
+    const chat = createChat({
+      api: `${BASE}/page_agent/chat`,
+      onChange: (s) => {
+        renders.push(s.messages.map(renderMessage).join(''));
+        if (statuses.at(-1) !== s.status) statuses.push(s.status);
+      },
+      onError: (e) => errors.push(e),
+    });
+    await chat.sendMessage({ text: 'search, report, weather' });
+    assert.deepEqual(errors, []);
+    assert.equal(chat.status, 'ready');
+    const msg = chat.messages[1];
+    // search_knowledge's progress: one part, replaced as it goes; the page
+    // showed it rising, never two at once.
+    const progress = msg.parts.filter((p) => p.type === 'data-tool-progress');
+    assert.equal(progress.length, 1);
+    assert.equal(progress[0].data.toolName, 'search_knowledge');
+    const seen = renders.map((h) => [...h.matchAll(/<code>search_knowledge<\/code> (\d+)/g)].map((m) => Number(m[1])));
+    assert.ok(seen.every((v) => v.length <= 1), 'one progress line per call');
+    const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
+    assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
+    const html = renderMessage(msg);
+    // make_report's file: a link llmstream serves.
+    const file = html.match(/<div class="part file"><a href="([^"]+)" download="([^"]+)">/);
+    assert.ok(file, 'the file-ready part');
+    assert.match(file[2], /\.md$/);
+    const served = await fetch(new URL(file[1].replaceAll('&amp;', '&'), BASE));
+    assert.equal(served.status, 200);
+    assert.match(await served.text(), /^# Caddy/);
+    // get_weather waits for the user's approval.
+    const ask = msg.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool' ? p.state === 'approval-requested' : false);
+    assert.ok(ask, `an approval request: ${msg.parts.map((p) => p.type + ':' + p.state).join(' ')}`);
+    assert.ok(html.includes(`data-approval-id="${ask.approval.id}" data-approved="true">Approve</button>`));
+    assert.ok(html.includes('tool call: <code>Weather</code> (approval-requested)'));
+    // Approved: the answer goes back at once, the call runs, round 2 answers.
+    statuses.length = 0;
+    await chat.addToolApprovalResponse({ id: ask.approval.id, approved: true });
+    await until(() => statuses.includes('streaming') && chat.status === 'ready');
+    assert.deepEqual(errors, []);
+    const last = renderMessage(chat.messages.at(-1));
+    assert.ok(last.includes('tool call: <code>Weather</code> (output-available)'), last);
+    assert.match(last, /Paris: \d+°C/);
+    assert.match(last, /Done: Paris/);
+  });
+});
+
 describe('examples/aisdk-page: the built page, served', () => {
   test('index.html and the bundle are served at /page/', async () => {
     assert.ok(existsSync(page + 'dist/app.js'), 'run `npm run build` in examples/aisdk-page (e2e/run.sh does)');

@@ -13,9 +13,18 @@ const json = (v) => escape(JSON.stringify(v, null, 2));
 export function renderPart(part) {
   if (isToolUIPart(part)) {
     return (
-      `<div class="part tool" data-state="${escape(part.state)}">` +
-      `<div class="label">tool call: <code>${escape(getToolName(part))}</code> (${escape(part.state)})</div>` +
+      `<div class="part tool" data-state="${escape(part.state)}" data-call="${escape(part.toolCallId)}">` +
+      `<div class="label">tool call: <code>${escape(part.title ?? getToolName(part))}</code> (${escape(part.state)})</div>` +
       `<pre class="input">${json(part.input)}</pre>` +
+      // A call that waits for the user's approval (a tool the route marks
+      // approve): the buttons answer it (main.js, addToolApprovalResponse).
+      (part.state === 'approval-requested'
+        ? `<div class="approval">` +
+          `<button type="button" data-approval-id="${escape(part.approval.id)}" data-approved="true">Approve</button>` +
+          `<button type="button" data-approval-id="${escape(part.approval.id)}" data-approved="false">Deny</button></div>`
+        : '') +
+      (part.state === 'output-denied' ? `<div class="denied">denied</div>` : '') +
+      (part.state === 'output-available' ? `<pre class="output">${escape(typeof part.output === 'string' ? part.output : JSON.stringify(part.output))}</pre>` : '') +
       (part.errorText ? `<div class="error">${escape(part.errorText)}</div>` : '') +
       `</div>`
     );
@@ -40,6 +49,20 @@ export function renderPart(part) {
       return `<div class="part artifacts"><div class="label">artifacts</div><pre>${json(part.data.items)}</pre></div>`;
     case 'data-violations':
       return `<div class="part violations">format violations: ${part.data.violations.map((v) => `<code>${escape(v.code)}</code>`).join(' ')}</div>`;
+    case 'data-tool-progress': {
+      // One part per running call, replaced in place as it progresses.
+      const d = part.data;
+      const of = d.total == null ? '' : `/${escape(d.total)}`;
+      return `<div class="part progress" data-call="${escape(d.toolCallId)}"><code>${escape(d.toolName)}</code> ${escape(d.progress)}${of}${d.message ? ` ${escape(d.message)}` : ''}</div>`;
+    }
+    case 'data-file-ready':
+      return `<div class="part file"><a href="${escape(part.data.url)}" download="${escape(part.data.name)}">${escape(part.data.name)}</a> <span class="type">${escape(part.data.type)}</span></div>`;
+    case 'data-resource-updated':
+      return `<div class="part resource" data-key="${escape(part.data.key)}"><div class="label">${escape(part.data.key)}</div><pre>${json(part.data.snapshot)}</pre></div>`;
+    case 'file':
+      return part.mediaType?.startsWith('image/')
+        ? `<img class="part image" src="${escape(part.url)}" alt="">`
+        : `<div class="part file"><a href="${escape(part.url)}">${escape(part.filename ?? part.url)}</a></div>`;
     case 'step-start':
       return '';
     default:
