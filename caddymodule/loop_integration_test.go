@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/wiretest"
 )
 
 // The agent loop through Caddy (CONTRACT.md §12): a route with the
@@ -62,6 +65,7 @@ func loopSite(t *testing.T) site {
 		route("/skillpet", "protocol skillpet\n\t\t\trequest_format skillpet\n\t\t\tmodel m") +
 		route("/aisdk", "protocol aisdk") +
 		route("/jsonseq", "protocol jsonseq") +
+		route("/agui", "protocol agui\n\t\t\trequest_format agui\n\t\t\tmodel m") +
 		route("/conv/*", "protocol skillpet\n\t\t\trequest_format skillpet\n\t\t\tmodel m\n\t\t\tconversation {\n\t\t\t\tstore file "+t.TempDir()+"\n\t\t\t}")
 	s = startSite(t, "", body)
 	return s
@@ -136,6 +140,64 @@ func TestLoopThroughCaddy(t *testing.T) {
 		if got := strings.Join(names, " "); !strings.HasPrefix(got, "tool_start status") ||
 			!strings.Contains(got, "status tool_result round_start") || !strings.HasSuffix(got, "done") {
 			t.Errorf("events: %s", got)
+		}
+	})
+
+	t.Run("agui: the call, its result, round 2 a step; the next run sends the rounds back", func(t *testing.T) {
+		clearRecorded(t, s)
+		_, evs := loopPost(t, s, "/agui", `{"threadId":"th","runId":"r1","messages":[{"id":"u1","role":"user","content":"What is Caddy?"}]}`)
+		var wire strings.Builder
+		var types []string
+		var callID, args, result string
+		for _, ev := range evs {
+			if ev.Name == ":comment" {
+				continue
+			}
+			wire.WriteString("data: " + ev.Data + "\n\n")
+			d := gjson.Parse(ev.Data)
+			typ := d.Get("type").String()
+			types = append(types, typ)
+			switch typ {
+			case "TOOL_CALL_START":
+				callID = d.Get("toolCallId").String()
+				if d.Get("toolCallName").String() != "search_knowledge" || d.Get("metadata.llmstream.label").String() != "知识检索" {
+					t.Errorf("the server call: %s", ev.Data)
+				}
+			case "TOOL_CALL_ARGS":
+				args += d.Get("delta").String()
+			case "TOOL_CALL_RESULT":
+				result = d.Get("content").String()
+			}
+		}
+		seen, err := wiretest.Check("agui", []byte(wire.String()), transform.Meta{Stream: true})
+		if err != nil {
+			t.Fatalf("the run breaks AG-UI's rules: %v\n%s", err, wire.String())
+		}
+		got := strings.Join(types, " ")
+		for _, want := range []string{"RUN_STARTED", "TOOL_CALL_END TEXT_MESSAGE_END ACTIVITY_SNAPSHOT", "TOOL_CALL_RESULT ACTIVITY_DELTA STEP_STARTED", "STEP_FINISHED RUN_FINISHED"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("events %s lack %s", got, want)
+			}
+		}
+		if !strings.Contains(result, "Caddy is a web server") || !strings.HasPrefix(seen.Answer, "Let me search.Found: ") || len(seen.ToolCalls) != 0 {
+			t.Errorf("result %q, answer %q, calls left to the client %v", result, seen.Answer, seen.ToolCalls)
+		}
+		// The next run carries the messages HttpAgent assembled: round 1
+		// with its call, the call's result as a tool message, round 2.
+		round2 := strings.TrimPrefix(seen.Answer, "Let me search.")
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		next := `{"threadId":"th","runId":"r2","messages":[{"id":"u1","role":"user","content":"What is Caddy?"},` +
+			`{"id":"a1","role":"assistant","content":"Let me search.","toolCalls":[{"id":` + q(callID) + `,"type":"function","function":{"name":"search_knowledge","arguments":` + q(args) + `}}]},` +
+			`{"id":"t1","role":"tool","toolCallId":` + q(callID) + `,"content":` + q(result) + `},` +
+			`{"id":"a2","role":"assistant","content":` + q(round2) + `},{"id":"u2","role":"user","content":"And Redis?"}]}`
+		clearRecorded(t, s)
+		loopPost(t, s, "/agui", next)
+		bodies := recorded(t, s)
+		if len(bodies) == 0 {
+			t.Fatal("no upstream request")
+		}
+		if got := roles(bodies[0].Messages); got != "user,assistant,tool,assistant,user" || !strings.Contains(bodies[0].Messages[2].text(), "Caddy is a web server") {
+			t.Errorf("the next run's upstream request: %s, tool message %q", got, bodies[0].Messages[2].text())
 		}
 	})
 

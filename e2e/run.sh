@@ -2,12 +2,14 @@
 # End-to-end tests: the built ./caddy serves e2e/Caddyfile (llm_stream routes
 # in front of llm_mock fake upstreams), and the real client libraries consume
 # it: the `ai` package (DefaultChatTransport, readUIMessageStream, Chat), the
-# `openai` and `@anthropic-ai/sdk` npm SDKs, eventsource-parser, Codex CLI
-# (@openai/codex), Claude Code, and the Go SDKs openai-go and
+# `openai` and `@anthropic-ai/sdk` npm SDKs, @ag-ui/client's HttpAgent (1.0.0
+# and 0.0.59) and a CopilotKit runtime (e2e/copilotkit), eventsource-parser,
+# Codex CLI (@openai/codex), Claude Code, and the Go SDKs openai-go and
 # anthropic-sdk-go, plus the examples in examples/aisdk-page and
-# examples/go-client, and the toolserver package against real MCP servers
-# (@modelcontextprotocol/server-everything over stdio and streamable HTTP,
-# @modelcontextprotocol/server-filesystem).
+# examples/go-client, and the agent loop (CONTRACT.md §12) through Caddy
+# with real MCP servers (@modelcontextprotocol/server-everything over stdio
+# and streamable HTTP, @modelcontextprotocol/server-filesystem), as the
+# toolserver package is tested against them too.
 #
 #   bash e2e/run.sh
 #
@@ -28,6 +30,39 @@ log=$(mktemp "${TMPDIR:-/tmp}/llmstream-e2e-caddy.XXXXXX")
 # conversations there (the default file store), and they go with it.
 data=$(mktemp -d "${TMPDIR:-/tmp}/llmstream-e2e-data.XXXXXX")
 caddy_pid=
+# The agent loop's real MCP servers (e2e/Caddyfile's /loop routes): the
+# directory server-filesystem may read, and server-everything over
+# streamable HTTP on two loopback ports, each restarted by a small
+# supervisor when it exits (test/loop_servers.test.mjs kills the second one
+# mid-call). The pid files say which process serves each port now.
+mcp=$(mktemp -d "${TMPDIR:-/tmp}/llmstream-e2e-mcp.XXXXXX")
+export E2E_FS_ROOT=$mcp/files
+export E2E_MCP_PORT=9131 E2E_MCP_KILL_PORT=9132
+export E2E_MCP_KILL_PIDFILE=$mcp/kill.pid
+supervisors=()
+
+# mcp_http <port> <pidfile>: server-everything over streamable HTTP on
+# <port>, started again 0.2s after it exits, until $mcp/stop exists.
+mcp_http() {
+	local port=$1 pidfile=$2
+	while [ ! -e "$mcp/stop" ]; do
+		PORT=$port e2e/node_modules/.bin/mcp-server-everything streamableHttp >>"$mcp/http-$port.log" 2>&1 &
+		echo $! >"$pidfile"
+		wait $! 2>/dev/null || true
+		sleep 0.2
+	done
+}
+stop_mcp() {
+	touch "$mcp/stop"
+	local f
+	for f in "$mcp"/*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+	done
+	for f in "${supervisors[@]}"; do
+		wait "$f" 2>/dev/null || true
+	done
+	supervisors=()
+}
 
 stop_caddy() {
 	if [ -n "$caddy_pid" ] && kill -0 "$caddy_pid" 2>/dev/null; then
@@ -39,7 +74,8 @@ stop_caddy() {
 cleanup() {
 	local rc=$?
 	stop_caddy
-	rm -rf "$data"
+	stop_mcp
+	rm -rf "$data" "$mcp"
 	if [ "$rc" -ne 0 ] && [ -s "$log" ]; then
 		echo "Caddy's log is kept in $log" >&2
 	else
@@ -76,9 +112,26 @@ step "validating e2e/Caddyfile"
 }
 
 npm_install "$root/e2e"
+npm_install "$root/e2e/copilotkit"
 npm_install "$root/examples/aisdk-page"
 step "bundling examples/aisdk-page"
 (cd examples/aisdk-page && npm run --silent build)
+
+step "starting server-everything over streamable HTTP (:$E2E_MCP_PORT, :$E2E_MCP_KILL_PORT); server-filesystem's directory"
+mkdir -p "$E2E_FS_ROOT"
+# What test/loop_servers.test.mjs reads through the loop: new every run,
+# so that only a real read can quote it.
+printf 'llmstream e2e notes, run %s-%s: the secret word is swordfish.\n' "$(date +%s)" "$RANDOM" >"$E2E_FS_ROOT/notes.txt"
+mcp_http "$E2E_MCP_PORT" "$mcp/http.pid" &
+supervisors+=($!)
+mcp_http "$E2E_MCP_KILL_PORT" "$E2E_MCP_KILL_PIDFILE" &
+supervisors+=($!)
+for port in "$E2E_MCP_PORT" "$E2E_MCP_KILL_PORT"; do
+	for _ in $(seq 1 100); do
+		node -e "require('net').connect($port, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))" 2>/dev/null && break
+		sleep 0.2
+	done
+done
 
 step "starting Caddy with e2e/Caddyfile"
 XDG_DATA_HOME=$data ./caddy run --config e2e/Caddyfile --adapter caddyfile >"$log" 2>&1 &
@@ -101,17 +154,37 @@ if [ -z "$ready" ]; then
 	tail -n 20 "$log" >&2
 	exit 1
 fi
+# The tool servers connect in the background; the loop tests need them
+# all. Wait until Caddy logged as many connections as the config names
+# servers (bounded: a server that never comes makes its tests fail, and
+# the log says why).
+servers=$(./caddy adapt --config e2e/Caddyfile --adapter caddyfile 2>/dev/null | node -e '
+let n = 0;
+const walk = (v) => { if (Array.isArray(v)) v.forEach(walk); else if (v && typeof v === "object") { if (v.tool_servers) n += (v.tool_servers.mcp ?? []).length; Object.values(v).forEach(walk); } };
+let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => { walk(JSON.parse(s)); console.log(n); });')
+for _ in $(seq 1 300); do
+	[ "$(grep -c '"tool server connected"' "$log" || true)" -ge "$servers" ] && break
+	sleep 0.2
+done
+echo "tool servers connected: $(grep -c '"tool server connected"' "$log" || true) of $servers"
 
 failed=()
 
-step "node --test (ai, openai, @anthropic-ai/sdk, codex, claude-code, eventsource-parser, examples/aisdk-page)"
-if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 test/*.test.mjs); then
+step "node --test (ai, openai, @anthropic-ai/sdk, @ag-ui/client, codex, claude-code, eventsource-parser, examples/aisdk-page)"
+# E2E_NODE_TESTS narrows the Node tests (files under e2e/, a glob) and
+# E2E_GO_RUN the Go tests (a -run pattern), for working on one part.
+if ! (cd e2e && node --test --test-reporter=spec --test-timeout=60000 ${E2E_NODE_TESTS:-test/*.test.mjs}); then
 	failed+=("node --test")
+fi
+
+step "node --test in e2e/copilotkit (a CopilotKit runtime with the agui route as its agent)"
+if ! (cd e2e/copilotkit && node --test --test-reporter=spec --test-timeout=60000 ./*.test.mjs); then
+	failed+=("node --test e2e/copilotkit")
 fi
 
 step "go test (openai-go, anthropic-sdk-go, examples/go-client)"
 golog=$(mktemp "${TMPDIR:-/tmp}/llmstream-e2e-go.XXXXXX")
-if (cd e2e/go && go test -count=1 -timeout=5m -v ./...) >"$golog" 2>&1; then
+if (cd e2e/go && go test -count=1 -timeout=5m -v -run "${E2E_GO_RUN:-.}" ./...) >"$golog" 2>&1; then
 	grep -E '^(ok|PASS)' "$golog" || true
 else
 	failed+=("go test")
@@ -125,9 +198,11 @@ printf 'go: %d passed, %d failed, %d skipped\n' \
 	"$(grep -c -E '^\s*--- SKIP' "$golog" || true)"
 rm -f "$golog"
 
-step "go test -run TestRealServers ./toolserver/ (server-everything over stdio and HTTP, server-filesystem)"
-if ! MCP_NODE_MODULES="$root/e2e/node_modules" MCP_REQUIRE_REAL=1 go test -count=1 -timeout=5m -run TestRealServers -v ./toolserver/ 2>&1 | grep -E -- '^(\s*--- |ok|FAIL|PASS|panic)|_test.go'; then
-	failed+=("go test ./toolserver (real MCP servers)")
+if [ -z "${E2E_GO_RUN:-}" ]; then
+	step "go test -run TestRealServers ./toolserver/ (server-everything over stdio and HTTP, server-filesystem)"
+	if ! MCP_NODE_MODULES="$root/e2e/node_modules" MCP_REQUIRE_REAL=1 go test -count=1 -timeout=5m -run TestRealServers -v ./toolserver/ 2>&1 | grep -E -- '^(\s*--- |ok|FAIL|PASS|panic)|_test.go'; then
+		failed+=("go test ./toolserver (real MCP servers)")
+	fi
 fi
 
 step "go test -run TestEverythingThroughTheLoop ./caddymodule/ (server-everything's elicitation and resource updates through a conversation's loop)"

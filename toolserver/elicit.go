@@ -199,6 +199,11 @@ func (srv *server) outcome(ctx context.Context, r *running, o callOutcome) (agen
 	switch {
 	case errors.As(err, &werr) && werr.Code == codeTooLarge:
 		return agent.ErrorResult(fmt.Sprintf("Tool %s returned a result larger than %d bytes, which was dropped. Ask for less (a narrower query, a smaller range).", t.Name, srv.set.maxMessage)), "too_large"
+	case errors.As(err, &werr) && werr.Code == codeRejected:
+		// The SDK's transport failed this one call (HTTP: its request or
+		// its response stream broke, as when the server dies mid-call);
+		// "rejected by transport" would tell the model nothing.
+		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: the connection to its server %s broke during the call. Try again later, or answer without it.", t.Name, srv.name)), "connection_failed"
 	case errors.As(err, &werr):
 		msg := werr.Message
 		if len(msg) > 1024 {

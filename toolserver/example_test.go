@@ -16,7 +16,7 @@ import (
 func Example() {
 	set, err := toolserver.New(&config.ToolServers{MCP: []config.MCPServer{
 		{Name: "demo", Builtin: "demo", Labels: map[string]string{"get_weather": "Weather"},
-			Allow: []string{"always_fail", "get_weather", "search_knowledge"}},
+			Allow: []string{"always_fail", "get_weather", "search_knowledge", "sleep"}},
 	}}, nil)
 	if err != nil {
 		panic(err)
@@ -44,6 +44,7 @@ func Example() {
 	// always_fail (Always fails)
 	// get_weather (Weather)
 	// search_knowledge (Search the knowledge base)
+	// sleep (Sleep)
 	// false Paris: 21°C, cloudy, humidity 43% (demo data)
 	// true Unknown tool "no_such_tool": no tool of that name is offered. Use one of the tools you were given.
 }

@@ -21,6 +21,11 @@ import (
 // 2.0 §5.1).
 const codeTooLarge = -32099
 
+// codeRejected is the code of the go-sdk's jsonrpc2.ErrRejected ("rejected
+// by transport"), which its streamable-HTTP client wraps around a call
+// whose request or response stream failed.
+const codeRejected = -32005
+
 // tooLargeMessage is the message of that error; Call recognises it.
 const tooLargeMessage = "llmstream: the tool server's reply was larger than the limit and was dropped"
 

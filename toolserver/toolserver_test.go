@@ -145,6 +145,44 @@ func TestBuiltinDemo(t *testing.T) {
 	}
 }
 
+// TestBuiltinDemoSleep: sleep reports progress each second, answers how
+// long it slept, refuses a bad duration, and ends at once when cancelled.
+func TestBuiltinDemoSleep(t *testing.T) {
+	s, _ := newSet(t, config.MCPServer{Name: "demo", Builtin: "demo", Allow: []string{"sleep"}})
+	var mu sync.Mutex
+	var got []agent.Progress
+	r := s.Call(context.Background(), "sleep", []byte(`{"seconds":1.2}`), CallOptions{Progress: func(p agent.Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	if r.IsError || text(r) != "Slept 1.2 seconds." {
+		t.Errorf("sleep = %+v", r)
+	}
+	mu.Lock()
+	if len(got) == 0 || got[0].Total != 2 || got[0].Message != "slept 0 of 1.2s" {
+		t.Errorf("progress = %+v, want reports of 2 steps", got)
+	}
+	mu.Unlock()
+	for _, bad := range []string{`{}`, `{"seconds":-1}`, `{"seconds":61}`, `{"seconds":"x"}`} {
+		if r := callT(s, "sleep", bad); !r.IsError {
+			t.Errorf("sleep %s = %+v, want an error", bad, r)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan agent.Result, 1)
+	go func() { done <- s.Call(ctx, "sleep", []byte(`{"seconds":60}`), CallOptions{}) }()
+	select {
+	case r := <-done:
+		if !r.IsError {
+			t.Errorf("a cancelled sleep = %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled sleep did not end")
+	}
+}
+
 func TestCallErrors(t *testing.T) {
 	s, logs := newSet(t, config.MCPServer{Name: "demo", Builtin: "demo", Allow: []string{"get_weather"}})
 	tests := []struct {

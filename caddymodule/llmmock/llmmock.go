@@ -88,8 +88,9 @@ type Mock struct {
 	// request instead of counting requests lets concurrent conversations
 	// each get their own script (CONTRACT.md §12's demo). In a reply,
 	// {{tool_result}} stands for the content of the request's last tool
-	// message (at most 400 bytes), so that the scripted answer shows what
-	// the tool really returned.
+	// message (at most 400 bytes: a longer one is its start, " … " and its
+	// end), so that the scripted answer shows what the tool really
+	// returned, and where the gateway cut a result, its marker.
 	ByRound bool `json:"by_round,omitempty"`
 
 	replies   [][]byte
@@ -301,19 +302,26 @@ func roundOf(body []byte) int {
 	return round
 }
 
-// lastToolResult returns the content of the request's last tool message,
-// at most 400 bytes of it, on a character boundary.
+// lastToolResult returns the content of the request's last tool message:
+// at most 400 bytes of it, its first 280 bytes and its last 115 around an
+// ellipsis, cut on character boundaries (the end of a result cut by the
+// gateway holds the marker a test looks for).
 func lastToolResult(body []byte) []byte {
+	const head, tail = 280, 115
 	msgs := gjson.GetBytes(body, "messages").Array()
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Get("role").String() == "tool" {
 			s := msgs[i].Get("content").String()
-			if len(s) > 400 {
-				cut := 400
-				for cut > 0 && !utf8.RuneStart(s[cut]) {
-					cut--
+			if len(s) > head+tail+len(" … ") {
+				h := head
+				for h > 0 && !utf8.RuneStart(s[h]) {
+					h--
 				}
-				s = s[:cut] + "…"
+				t := len(s) - tail
+				for t < len(s) && !utf8.RuneStart(s[t]) {
+					t++
+				}
+				s = s[:h] + " … " + s[t:]
 			}
 			return []byte(s)
 		}

@@ -124,9 +124,13 @@ func TestMockByRound(t *testing.T) {
 			}
 		})
 	}
-	long := `{"messages":[{"role":"user","content":"q"},{"role":"assistant"},{"role":"tool","content":"` + strings.Repeat("é", 300) + `"}]}`
+	long := `{"messages":[{"role":"user","content":"q"},{"role":"assistant"},{"role":"tool","content":"` +
+		`start` + strings.Repeat("é", 300) + `[cut: the marker]"}]}`
 	reply, _ := m.script(1, []byte(long))
-	if !utf8.Valid(reply) || len(reply) > len("Found: ")+400+len("…") {
-		t.Errorf("a long tool result is not cut on a character boundary at 400 bytes: %d bytes", len(reply))
+	if !utf8.Valid(reply) || len(reply) > len("Found: ")+400 {
+		t.Errorf("a long tool result is not cut on character boundaries to 400 bytes: %d bytes", len(reply))
+	}
+	if got := string(reply); !strings.HasPrefix(got, "Found: startéé") || !strings.Contains(got, "é … é") || !strings.HasSuffix(got, "é[cut: the marker]") {
+		t.Errorf("a long tool result is not its start and its end: %q", got)
 	}
 }

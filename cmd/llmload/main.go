@@ -8,12 +8,25 @@
 //
 // Point it at routes backed by llm_mock with `interval 0` to measure the
 // gateway alone. It measures; it asserts nothing.
+//
+// With -pid (Linux), it also reports the CPU time the Caddy process spent
+// per stream (user and system, from /proc/<pid>/stat, read before and
+// after the run): the cost of a route, mock included when the mock runs
+// in the same Caddy. With -admin (Caddy's admin address, whose
+// /debug/vars and /debug/pprof it reads), it samples Caddy's Go heap and
+// goroutines while the streams run, and reports the peak over the idle
+// values before the run, per stream in flight: what a running stream (an
+// agent loop's call, for one) holds.
+//
+//	go run ./cmd/llmload -url http://127.0.0.1:8480/agent2 -n 3000 -c 32 -pid $(pgrep -f 'caddy run')
+//	go run ./cmd/llmload -url http://127.0.0.1:8480/agentsleep -n 200 -c 200 -admin http://127.0.0.1:8482
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +59,8 @@ func main() {
 	body := flag.String("body", `{"model":"load","messages":[{"role":"user","content":"hi"}],"stream":true}`,
 		"the request body, or @file")
 	timeout := flag.Duration("timeout", 2*time.Minute, "bound on each stream")
+	pid := flag.Int("pid", 0, "the Caddy process: report its CPU time per stream (Linux /proc)")
+	admin := flag.String("admin", "", "Caddy's admin address (http://host:port): report its heap and goroutines while streams run")
 	flag.Parse()
 
 	payload := []byte(*body)
@@ -61,6 +77,22 @@ func main() {
 	results := make([]result, *n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var cpuBefore time.Duration
+	if *pid != 0 {
+		var err error
+		if cpuBefore, err = cpuTime(*pid); err != nil {
+			fmt.Fprintln(os.Stderr, "llmload:", err)
+			os.Exit(2)
+		}
+	}
+	var mem *memSampler
+	if *admin != "" {
+		var err error
+		if mem, err = startSampling(*admin); err != nil {
+			fmt.Fprintln(os.Stderr, "llmload:", err)
+			os.Exit(2)
+		}
+	}
 	start := time.Now()
 	for range *c {
 		wg.Go(func() {
@@ -74,7 +106,118 @@ func main() {
 		})
 	}
 	wg.Wait()
-	report(os.Stdout, results, time.Since(start), *c)
+	elapsed := time.Since(start)
+	report(os.Stdout, results, elapsed, *c)
+	if *pid != 0 {
+		after, err := cpuTime(*pid)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "llmload:", err)
+			os.Exit(2)
+		}
+		used := after - cpuBefore
+		fmt.Fprintf(os.Stdout, "caddy cpu %v in all, %.0f µs per stream, %.0f%% of one core\n",
+			used.Round(time.Millisecond), float64(used.Microseconds())/float64(*n), 100*used.Seconds()/elapsed.Seconds())
+	}
+	if mem != nil {
+		mem.stop(os.Stdout, *c)
+	}
+}
+
+// cpuTime returns the user and system CPU time process pid used so far:
+// fields 14 and 15 of /proc/<pid>/stat, in clock ticks (USER_HZ, 100 on
+// Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ppid …: comm may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
+// memSampler samples Caddy's heap in use and goroutines every 100ms
+// through its admin API.
+type memSampler struct {
+	admin            string
+	idleHeap, idleGo uint64
+	peakHeap, peakGo uint64
+	done             chan struct{}
+	stopped          chan struct{}
+}
+
+func startSampling(admin string) (*memSampler, error) {
+	m := &memSampler{admin: strings.TrimSuffix(admin, "/"), done: make(chan struct{}), stopped: make(chan struct{})}
+	heap, gor, err := m.sample()
+	if err != nil {
+		return nil, err
+	}
+	m.idleHeap, m.idleGo, m.peakHeap, m.peakGo = heap, gor, heap, gor
+	go func() {
+		defer close(m.stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+			if heap, gor, err := m.sample(); err == nil {
+				m.peakHeap, m.peakGo = max(m.peakHeap, heap), max(m.peakGo, gor)
+			}
+		}
+	}()
+	return m, nil
+}
+
+// sample reads HeapInuse from /debug/vars and the goroutine count from
+// /debug/pprof/goroutine?debug=1 ("goroutine profile: total N").
+func (m *memSampler) sample() (heap, goroutines uint64, err error) {
+	resp, err := http.Get(m.admin + "/debug/vars")
+	if err != nil {
+		return 0, 0, err
+	}
+	var vars struct {
+		Memstats struct{ HeapInuse uint64 } `json:"memstats"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&vars)
+	resp.Body.Close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s/debug/vars: %w", m.admin, err)
+	}
+	resp, err = http.Get(m.admin + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	resp.Body.Close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s/debug/pprof/goroutine: %w", m.admin, err)
+	}
+	goroutines, err = strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(line, "goroutine profile: total ")), 10, 64)
+	return vars.Memstats.HeapInuse, goroutines, err
+}
+
+// stop ends the sampling and reports.
+func (m *memSampler) stop(w io.Writer, c int) {
+	close(m.done)
+	<-m.stopped
+	per := func(peak, idle uint64) float64 { return (float64(peak) - float64(idle)) / float64(c) }
+	fmt.Fprintf(w, "caddy heap in use: idle %.1f MB, peak %.1f MB, %.1f KB per stream in flight (%d at once)\n",
+		float64(m.idleHeap)/1e6, float64(m.peakHeap)/1e6, per(m.peakHeap, m.idleHeap)/1e3, c)
+	fmt.Fprintf(w, "caddy goroutines: idle %d, peak %d, %.1f per stream in flight\n", m.idleGo, m.peakGo, per(m.peakGo, m.idleGo))
 }
 
 // stream sends one request and reads its events to the end.

@@ -125,3 +125,71 @@ test('claude -p completes a tool round trip through the anthropic route', { skip
   assert.equal(answer.tool_call_id, call.tool_calls[0].id);
   assert.match(answer.content, /^llmstream-marker-42(\n|$)/, 'the shell computed the marker');
 });
+
+/**
+ * claudeOnLoop runs `claude -p` against /loop/anthropic/<mock>, a route
+ * whose tools the gateway runs (server-everything's get-sum) beside
+ * Claude Code's own, and returns its result and what went upstream.
+ */
+async function claudeOnLoop(t, mock) {
+  const recorded = `http://127.0.0.1:18100/m/${mock}/13/llm_mock/requests`;
+  const home = mkdtempSync(join(tmpdir(), 'llmstream-claude-home-'));
+  const work = mkdtempSync(join(tmpdir(), 'llmstream-claude-work-'));
+  t.after(() => {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+  assert.equal((await fetch(recorded, { method: 'DELETE' })).status, 204, 'the mock records requests');
+  const env = {
+    PATH: process.env.PATH,
+    SHELL: process.env.SHELL ?? '/bin/sh',
+    HOME: home,
+    TMPDIR: tmpdir(),
+    ANTHROPIC_BASE_URL: `${BASE}/loop/anthropic/${mock}`,
+    ANTHROPIC_API_KEY: 'sk-ant-e2e',
+    ANTHROPIC_MODEL: 'e2e-upstream-model',
+    ANTHROPIC_SMALL_FAST_MODEL: 'e2e-small-model',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  const { code, signal, stdout, stderr } = await run(
+    claude.bin,
+    ['-p', 'Add 40 and 2, then print the llmstream marker.', '--allowedTools', 'Bash(echo:*)', '--output-format', 'json'],
+    { cwd: work, env, timeout: 150_000 },
+  );
+  assert.equal(code, 0, `claude exited with ${code ?? signal}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  const line = stdout.split('\n').find((l) => l.startsWith('{'));
+  assert.ok(line, `no JSON result in ${stdout}`);
+  const result = JSON.parse(line);
+  assert.equal(result.is_error, false, line);
+  assert.equal(result.subtype, 'success');
+  assert.equal(result.result, 'The marker is llmstream-marker-42.', 'the answer after its own tool ran');
+  assert.equal(result.num_turns, 2, 'one client-tool round trip');
+  assert.deepEqual(result.permission_denials, []);
+  const requests = await (await fetch(recorded)).json();
+  // Claude Code's Bash call and its output, answering it, in its next request.
+  const last = requests.at(-1);
+  const call = last.messages.findLast((m) => m.role === 'assistant' && m.tool_calls?.some((c) => c.function.name === 'Bash'));
+  assert.ok(call, `the Bash call went back upstream: ${JSON.stringify(last.messages.map((m) => m.role))}`);
+  const bash = call.tool_calls.find((c) => c.function.name === 'Bash');
+  const answer = last.messages.find((m) => m.role === 'tool' && m.tool_call_id === bash.id);
+  assert.match(answer?.content ?? '', /^llmstream-marker-42(\n|$)/, 'the shell computed the marker');
+  return requests;
+}
+
+// Claude Code sends no mcp-client beta: it is shown the rounds' text, not
+// the gateway's MCP blocks (docs/protocols.md), and goes on with its own
+// tool as on any route.
+test('claude -p on a route that also has server tools: a server round, then its own Bash call, then the answer', { skip: claude.skip ?? false, timeout: 180_000 }, async (t) => {
+  const requests = await claudeOnLoop(t, 'loop_claude_code_seq');
+  assert.equal(requests.length, 3, 'round 1, the gateway’s round 2 with the server result, Claude Code’s next request');
+  const names = requests[0].tools.map((tool) => tool.function.name);
+  assert.ok(names.includes('Bash') && names.includes('ev_get-sum'), `tools offered: ${names}`);
+  const sum = requests[1].messages.find((m) => m.role === 'tool');
+  assert.equal(sum.content, 'The sum of 40 and 2 is 42.', 'the server ran the call and the model read its result');
+});
+
+test('claude -p on a route that also has server tools: a mixed turn (a server call and its Bash call in one round)', { skip: claude.skip ?? false, timeout: 180_000 }, async (t) => {
+  const requests = await claudeOnLoop(t, 'loop_claude_code_mixed');
+  assert.equal(requests.length, 2, 'the mixed round, Claude Code’s next request');
+});

@@ -34,7 +34,7 @@ const MARKER = 'llmstream-codex-e2e';
  * protocol error fails the test instead of being retried; no update
  * check, analytics or feedback, so that Codex talks to 127.0.0.1 only.
  */
-const config = (mock, websockets) => `
+const config = (baseURL, websockets = false) => `
 model = "e2e-model"
 model_provider = "llmstream"
 approval_policy = "never"
@@ -49,7 +49,7 @@ enabled = false
 
 [model_providers.llmstream]
 name = "llmstream"
-base_url = "${BASE}/responses/auto/${mock}/13/v1"
+base_url = "${baseURL}"
 wire_api = "responses"
 env_key = "LLMSTREAM_E2E_KEY"
 request_max_retries = 0
@@ -86,7 +86,7 @@ test(`codex exec runs a tool call and finishes the turn through the responses ro
   const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
   const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
   try {
-    writeFileSync(join(home, 'config.toml'), config(mock, websockets));
+    writeFileSync(join(home, 'config.toml'), config(`${BASE}/responses/auto/${mock}/13/v1`, websockets));
     const cleared = await fetch(RECORDED, { method: 'DELETE' });
     assert.equal(cleared.status, 204, 'the codex mock records');
 
@@ -150,3 +150,81 @@ test(`codex exec runs a tool call and finishes the turn through the responses ro
   }
 });
 }
+
+/**
+ * codexOnLoop runs `codex exec` against /loop/responses/<mock>, a route
+ * whose tools the gateway runs (server-everything's get-sum) beside
+ * Codex's own, and returns what it did and what went upstream.
+ */
+async function codexOnLoop(mock) {
+  const requests = recorded(mock);
+  const home = mkdtempSync(join(tmpdir(), 'llmstream-codex-home-'));
+  const work = mkdtempSync(join(tmpdir(), 'llmstream-codex-work-'));
+  try {
+    writeFileSync(join(home, 'config.toml'), config(`${BASE}/loop/responses/${mock}/v1`));
+    assert.equal((await fetch(requests, { method: 'DELETE' })).status, 204, 'the mock records');
+    const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, LLMSTREAM_E2E_KEY: 'sk-e2e', TERM: 'dumb' };
+    const { code, stdout, stderr } = await run(['exec', '--json', '--skip-git-repo-check', '-C', work, 'Add 40 and 2, then prove you can run a command.'], env, 150_000);
+    const events = stdout.split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l));
+    const detail = `exit ${code}\nstdout:\n${stdout}\nstderr:\n${stderr}`;
+    const proof = existsSync(join(work, 'proof.txt')) ? readFileSync(join(work, 'proof.txt'), 'utf8') : undefined;
+    const bodies = await (await fetch(requests)).json();
+    return { code, events, detail, proof, bodies };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** checkCodexTurn: Codex ran its command and finished its turn. */
+function checkCodexTurn({ code, events, detail, proof }) {
+  assert.equal(code, 0, detail);
+  const completed = events.filter((e) => e.type === 'item.completed').map((e) => e.item);
+  const commands = completed.filter((i) => i.type === 'command_execution');
+  assert.equal(commands.length, 1, `one command ran\n${detail}`);
+  assert.equal(commands[0].exit_code, 0, detail);
+  assert.equal(proof, MARKER, 'the command ran in the work directory');
+  const messages = completed.filter((i) => i.type === 'agent_message').map((i) => i.text);
+  assert.equal(messages.at(-1), 'The proof is written, and 40 + 2 is 42.', `the final answer\n${detail}`);
+  assert.ok(events.some((e) => e.type === 'turn.completed'), `the turn completed\n${detail}`);
+  assert.ok(!events.some((e) => e.type === 'turn.failed' || e.type === 'error'), detail);
+}
+
+/** toolResults lists a recorded request's tool results: [name, content]. */
+function toolResults(body) {
+  const names = new Map();
+  for (const m of body.messages) for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
+  return body.messages.filter((m) => m.role === 'tool').map((m) => [names.get(m.tool_call_id), String(m.content)]);
+}
+
+test('codex exec on a route that also has server tools: a server round, then its own command, then the answer', { timeout: 180_000 }, async () => {
+  assert.ok(existsSync(CODEX), `codex is installed (${CODEX}); run npm ci in e2e/`);
+  const turn = await codexOnLoop('loop_codex_seq');
+  checkCodexTurn(turn);
+  // Upstream: round 1 (Codex's tools and the server's), round 2 with the
+  // server call's result (the gateway's loop), then Codex's next request
+  // with its command's output.
+  const { bodies, detail } = turn;
+  assert.equal(bodies.length, 3, `three upstream requests\n${detail}`);
+  const offered = bodies[0].tools.map((t) => t.function.name);
+  assert.ok(offered.includes('exec_command') && offered.includes('ev_get-sum'), `tools offered: ${offered}`);
+  assert.deepEqual(toolResults(bodies[1]), [['ev_get-sum', 'The sum of 40 and 2 is 42.']]);
+  // Codex keeps the server round's text in its history but not the
+  // mcp_call item (codex 0.169 drops items it does not know): the model
+  // reads the server's result in the gateway's round 2, not again on
+  // Codex's next request.
+  const last = toolResults(bodies[2]);
+  const out = last.find(([name]) => name === 'exec_command');
+  assert.ok(out && out[1].includes(MARKER), `the command output reached the upstream: ${JSON.stringify(last)}`);
+});
+
+test('codex exec on a route that also has server tools: a mixed turn (a server call and its command in one round)', { timeout: 180_000 }, async () => {
+  assert.ok(existsSync(CODEX), `codex is installed (${CODEX}); run npm ci in e2e/`);
+  const turn = await codexOnLoop('loop_codex_mixed');
+  checkCodexTurn(turn);
+  const { bodies, detail } = turn;
+  assert.equal(bodies.length, 2, `two upstream requests: the mixed round, Codex's next\n${detail}`);
+  const last = toolResults(bodies[1]);
+  const out = last.find(([name]) => name === 'exec_command');
+  assert.ok(out && out[1].includes(MARKER), `the command output reached the upstream: ${JSON.stringify(last)}`);
+});

@@ -13,6 +13,8 @@ import { promisify } from 'node:util';
 import { createChat } from '../../examples/aisdk-page/src/chat.js';
 import { escape, renderMessage, renderStatus } from '../../examples/aisdk-page/src/render.js';
 import { BASE, MOCKS, url } from './expected.mjs';
+import { pageDOM } from './browser.mjs';
+import { loopURL, notes } from './loop.mjs';
 
 const page = fileURLToPath(new URL('../../examples/aisdk-page/', import.meta.url));
 
@@ -113,7 +115,7 @@ describe('examples/aisdk-page: tools the gateway runs (CONTRACT §13)', () => {
     const progress = msg.parts.filter((p) => p.type === 'data-tool-progress');
     assert.equal(progress.length, 1);
     assert.equal(progress[0].data.toolName, 'search_knowledge');
-    const seen = renders.map((h) => [...h.matchAll(/<code>search_knowledge<\/code> (\d+)/g)].map((m) => Number(m[1])));
+    const seen = renders.map((h) => [...h.matchAll(/<div class="part progress" data-tool="[^"]+">search_knowledge: (\d+)/g)].map((m) => Number(m[1])));
     assert.ok(seen.every((v) => v.length <= 1), 'one progress line per call');
     const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
     assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
@@ -129,16 +131,32 @@ describe('examples/aisdk-page: tools the gateway runs (CONTRACT §13)', () => {
     const ask = msg.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool' ? p.state === 'approval-requested' : false);
     assert.ok(ask, `an approval request: ${msg.parts.map((p) => p.type + ':' + p.state).join(' ')}`);
     assert.ok(html.includes(`data-approval-id="${ask.approval.id}" data-approved="true">Approve</button>`));
-    assert.ok(html.includes('tool call: <code>Weather</code> (approval-requested)'));
+    assert.ok(html.includes('tool call: <code>get_weather</code> (approval-requested) <span class="title">Weather</span>'));
     // Approved: the answer goes back at once, the call runs, round 2 answers.
     statuses.length = 0;
     await chat.addToolApprovalResponse({ id: ask.approval.id, approved: true });
     await until(() => statuses.includes('streaming') && chat.status === 'ready');
     assert.deepEqual(errors, []);
     const last = renderMessage(chat.messages.at(-1));
-    assert.ok(last.includes('tool call: <code>Weather</code> (output-available)'), last);
+    assert.ok(last.includes('tool call: <code>get_weather</code> (output-available)'), last);
     assert.match(last, /Paris: \d+°C/);
     assert.match(last, /Done: Paris/);
+  });
+});
+
+describe('examples/aisdk-page: the agent loop, headless', () => {
+  test('the tools the gateway ran are rendered with their output, and every round’s text', async () => {
+    const { chat, errors } = await chatOnce(loopURL('aisdk', 'clients'), 'Look it up.');
+    assert.deepEqual(errors, []);
+    assert.equal(chat.status, 'ready');
+    const html = renderMessage(chat.messages[1]);
+    assert.ok(html.includes('<div class="part tool" data-state="output-available" data-run-by="gateway"><div class="label">tool call: <code>ev_trigger-long-running-operation</code> (output-available) <span class="title">Trigger Long Running Operation Tool</span></div>'), html);
+    assert.ok(html.includes('<pre class="output">Long running operation completed. Duration: 1 seconds, Steps: 2.</pre>'));
+    assert.ok(html.includes(`<pre class="output">${escape(notes())}</pre>`));
+    assert.ok(html.includes('tool call: <code>evh_get-resource-reference</code> (output-error)'));
+    assert.ok(html.includes('<div class="part progress" data-tool="'));
+    assert.ok(html.includes('<div class="part text">One more.</div>'));
+    assert.match(html, /<div class="part text">Done: [^<]*Invalid resourceId: 0/);
   });
 });
 
@@ -161,30 +179,65 @@ describe('examples/aisdk-page: the built page, served', () => {
 
 const chromium = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((b) => b && existsSync(b));
 
+/** chromiumArgs load a page headless and print its DOM once it settled. */
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  // A closed network refuses Chromium's own background connections,
+  // many at a time: keep it to the page.
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--virtual-time-budget=15000',
+  '--dump-dom',
+];
+
 // How a browser serialises a text node: only &, < and > are escaped.
 const domText = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false : 'no chromium installed (optional: apt-get install chromium)' }, () => {
+  test('tools the gateway runs (CONTRACT §13): progress in place, the file, the approval request; Approve clicked runs the call', async () => {
+    // The condition clicks Approve once the turn ended waiting for it,
+    // keeping the list as it was then, and holds once round 2 answered.
+    const until = `(() => {
+      const ready = document.querySelector('#status [data-status="ready"]');
+      const b = document.querySelector('button[data-approval-id][data-approved="true"]');
+      if (ready && b && !window.atApproval) { window.atApproval = document.getElementById('messages').innerHTML; b.click(); }
+      return Boolean(window.atApproval && ready && document.getElementById('messages').innerHTML.includes('Done: Paris'));
+    })()`;
+    const { dom, result } = await pageDOM(
+      chromium,
+      `${BASE}/page/?api=${encodeURIComponent('/page_agent/chat')}&q=${encodeURIComponent('search, report, weather')}`,
+      until,
+      {
+        init: `window.renders = []; new MutationObserver(() => { const m = document.getElementById('messages'); if (m) window.renders.push(m.innerHTML); }).observe(document, { subtree: true, childList: true });`,
+        result: '({ renders: window.renders, atApproval: window.atApproval })',
+      },
+    );
+    const { renders, atApproval } = result;
+    // The progress line rose in place: one at a time, its count going up.
+    const seen = renders.map((h) => [...h.matchAll(/<div class="part progress" data-tool="[^"]+">search_knowledge: (\d+)/g)].map((m) => Number(m[1])));
+    assert.ok(seen.every((v) => v.length <= 1), 'one progress line per call');
+    const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
+    assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
+    // When the turn ended: the approval request with its buttons, the file.
+    assert.match(atApproval, /tool call: <code>get_weather<\/code> \(approval-requested\) <span class="title">Weather<\/span>/);
+    assert.match(atApproval, /<button type="button" data-approval-id="apr_[^"]+" data-approved="false">Deny<\/button>/);
+    assert.match(atApproval, /<div class="part file"><a href="\/page_agent\/chat\?llmstream_file=[^"]+" download="[^"]+\.md">/);
+    // After the click: the call ran and round 2 answered with its result.
+    assert.match(dom, /tool call: <code>get_weather<\/code> \(output-available\)/);
+    assert.match(dom, /Done: Paris: \d+°C/);
+  });
+
   test('the page chats with the aisdk route and renders every part', async () => {
     const want = MOCKS.ask_user;
     const api = encodeURIComponent('/aisdk/auto/ask_user/13');
     const { stdout } = await promisify(execFile)(
       chromium,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--no-first-run',
-        // A closed network refuses Chromium's own background connections,
-        // many at a time: keep it to the page.
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--virtual-time-budget=15000',
-        '--dump-dom',
-        `${BASE}/page/?api=${api}&q=${encodeURIComponent('三分化训练怎么安排？')}`,
-      ],
+      [...chromiumArgs, `${BASE}/page/?api=${api}&q=${encodeURIComponent('三分化训练怎么安排？')}`],
       { timeout: 60_000, maxBuffer: 16 << 20 },
     );
     assert.match(stdout, /data-status="ready"/, 'the chat ended ready');
@@ -192,5 +245,37 @@ describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false
     assert.ok(stdout.includes('tool call: <code>ask_user</code> (input-available)'));
     for (const p of want.phases) assert.ok(stdout.includes(`Phase ${p.id}: ${domText(p.title)}</h4>`));
     for (const q of want.queries) assert.ok(stdout.includes(`<li>${domText(q)}</li>`));
+  });
+
+  test('the page chats with a route whose tools the gateway runs (real MCP servers) and renders every round', async () => {
+    // Driven over the DevTools protocol: the tools run for a second of
+    // real time, which --dump-dom's virtual time does not wait for.
+    // Every render of the message list is kept, to see what the page
+    // showed while the tools ran.
+    const api = encodeURIComponent('/loop/aisdk/clients');
+    const { dom: stdout, result: renders } = await pageDOM(
+      chromium,
+      `${BASE}/page/?api=${api}&q=${encodeURIComponent('Look it up.')}`,
+      `document.querySelector('#status [data-status="ready"], #status [data-status="error"]')`,
+      {
+        init: `window.renders = []; new MutationObserver(() => { const m = document.getElementById('messages'); if (m) window.renders.push(m.innerHTML); }).observe(document, { subtree: true, childList: true });`,
+        result: 'window.renders',
+      },
+    );
+    assert.match(stdout, /data-status="ready"/, 'the chat ended ready');
+    assert.ok(
+      renders.some((h) => h.includes('<div class="part progress"') && h.includes('data-state="input-available" data-run-by="gateway"><div class="label">tool call: <code>ev_trigger-long-running-operation</code>')),
+      'the progress was shown while the operation ran',
+    );
+    // The server-run tool parts, with their output, as the browser's DOM
+    // has them.
+    assert.ok(stdout.includes('data-run-by="gateway"><div class="label">tool call: <code>ev_trigger-long-running-operation</code> (output-available)'), stdout);
+    assert.ok(stdout.includes('<pre class="output">Long running operation completed. Duration: 1 seconds, Steps: 2.</pre>'));
+    assert.ok(stdout.includes(`<pre class="output">${domText(notes())}</pre>`), 'the file server-filesystem read');
+    assert.ok(stdout.includes('tool call: <code>evh_get-resource-reference</code> (output-error)'));
+    // Every round's text.
+    assert.ok(stdout.includes('<div class="part text">Let me look.</div>'));
+    assert.ok(stdout.includes('<div class="part text">One more.</div>'));
+    assert.match(stdout, /<div class="part text">Done: [^<]*Invalid resourceId: 0/);
   });
 });

@@ -6,7 +6,8 @@
 //
 // To add a tool (issue 19 adds elicitation, image and resource tools),
 // append it to Tools: a name, a description, an input schema and a
-// handler.
+// handler. sleep (a call that takes time) serves the loop's timeout,
+// cancellation and load tests.
 package demo
 
 import (
@@ -90,6 +91,12 @@ func Tools() []Tool {
 			Description: "A tool that always reports an error, to show how a failed tool looks.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`),
 		}, Handler: alwaysFail},
+		{Tool: &mcp.Tool{
+			Name:        "sleep",
+			Title:       "Sleep",
+			Description: "Wait the given number of seconds (at most 60), reporting progress every second, then say so: a call that takes time, to show progress, timeouts and cancellation.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":60,"description":"How long to wait"}},"required":["seconds"]}`),
+		}, Handler: sleep},
 	}
 }
 
@@ -370,6 +377,36 @@ func alwaysFail(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResul
 		msg += ": " + in.Reason
 	}
 	return errorResult(msg), nil
+}
+
+// MaxSleep bounds the sleep tool's wait.
+const MaxSleep = 60 * time.Second
+
+// sleep waits the given seconds, with a progress notification at the
+// start of each second, and answers how long it slept; a cancelled call
+// ends at once.
+func sleep(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Seconds *float64 `json:"seconds"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Seconds == nil || *in.Seconds < 0 || *in.Seconds > MaxSleep.Seconds() {
+		return errorResult("sleep needs seconds, a number from 0 to 60"), nil
+	}
+	total := time.Duration(*in.Seconds * float64(time.Second))
+	steps := int(total / time.Second)
+	if total%time.Second != 0 {
+		steps++
+	}
+	deadline := time.Now().Add(total)
+	for i := 0; i < steps; i++ {
+		notifyProgress(ctx, req, float64(i), float64(steps), fmt.Sprintf("slept %d of %gs", i, *in.Seconds))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(time.Second, time.Until(deadline))):
+		}
+	}
+	return textResult(fmt.Sprintf("Slept %g seconds.", *in.Seconds)), nil
 }
 
 // notifyProgress sends a progress notification when the caller asked for

@@ -18,7 +18,7 @@ func init() {
 		Name:  "llmstream-demo-mcp",
 		Short: "Serves llmstream's demo MCP server over stdio",
 		Long: `Serves llmstream's built-in demo MCP server (search_knowledge,
-get_weather, always_fail: deterministic tools for demos and tests) over
+get_weather, always_fail, sleep: deterministic tools for demos and tests) over
 stdio, one JSON-RPC message a line, until its standard input closes.
 
 In a Caddyfile: mcp demo { command caddy llmstream-demo-mcp }, or

@@ -13,6 +13,7 @@ package protocol
 
 import (
 	"github.com/llmstream/llmstream/transform"
+	"github.com/llmstream/llmstream/transform/agui"
 	"github.com/llmstream/llmstream/transform/aisdk"
 	"github.com/llmstream/llmstream/transform/anthropic"
 	"github.com/llmstream/llmstream/transform/gymbro"
@@ -126,6 +127,17 @@ var protocols = []*Protocol{
 		Request:        anthropic.Format,
 		Refusal:        anthropic.AppendRefusal,
 		ReshapeRefusal: anthropic.AppendUpstreamRefusal,
+	},
+	{
+		// AG-UI (CONTRACT §16). Every run ends in RUN_FINISHED or
+		// RUN_ERROR, and HttpAgent reads an HTTP error as a transport
+		// failure ("HTTP 502: …", a rejected runAgent) rather than the
+		// run's: so the run opens at once, heartbeats cover a slow
+		// upstream, and an upstream's refusal is a RUN_ERROR with its
+		// message, which onRunErrorEvent and CopilotKit's pages show.
+		Name: "agui", ContentType: agui.ContentType, EarlyStart: true,
+		NewEncoder: func(m transform.Meta) transform.Encoder { return agui.New(m) },
+		Request:    agui.Format,
 	},
 }
 

@@ -2,9 +2,9 @@
 // client written from that protocol's document (specs/000 §6 gymbro,
 // specs/001 §1–§3 jsonseq, specs/002 §3 skillpet, the AI SDK's UI message
 // stream, OpenAI's chat.completion.chunk and its Responses API streaming
-// events, Anthropic's Messages API stream), not from the encoders, sends
-// to llmstream and assembles from what it receives, checking the
-// protocol's own rules on the way. CONTRACT.md §7 promises that "every
+// events, Anthropic's Messages API stream, AG-UI's events), not from the
+// encoders, sends to llmstream and assembles from what it receives,
+// checking the protocol's own rules on the way. CONTRACT.md §7 promises that "every
 // protocol's own rules hold on the wire, whatever order the model wrote
 // things in"; the property test beside it (wire_test.go) drives every
 // format × protocol through the real pipeline to hold the encoders to it,
@@ -117,7 +117,7 @@ type Client struct {
 // clients are the protocols' clients by protocol name; each protocol's
 // file has its own.
 var clients = byName(gymbroClient, jsonseqClient, skillpetClient, aisdkClient, openaiClient,
-	responsesClient, anthropicClient)
+	responsesClient, anthropicClient, aguiClient)
 
 // byName indexes cs by protocol, with the defaults for what a client
 // leaves unset: codes as llmstream writes them, and HTTP errors in the

@@ -9,12 +9,19 @@ export const escape = (s) =>
 
 const json = (v) => escape(JSON.stringify(v, null, 2));
 
+/** output renders a tool's output: text as it is, anything else as JSON. */
+const output = (v) => (typeof v === 'string' ? escape(v) : json(v));
+
 /** renderPart renders one part of an assistant or user message. */
 export function renderPart(part) {
   if (isToolUIPart(part)) {
+    // A tool the gateway ran (llmstream's agent loop) is providerExecuted:
+    // its output comes in the stream, the page runs nothing.
     return (
-      `<div class="part tool" data-state="${escape(part.state)}" data-call="${escape(part.toolCallId)}">` +
-      `<div class="label">tool call: <code>${escape(part.title ?? getToolName(part))}</code> (${escape(part.state)})</div>` +
+      `<div class="part tool" data-state="${escape(part.state)}"${part.providerExecuted ? ' data-run-by="gateway"' : ''}>` +
+      `<div class="label">tool call: <code>${escape(getToolName(part))}</code> (${escape(part.state)})` +
+      (part.title ? ` <span class="title">${escape(part.title)}</span>` : '') +
+      `</div>` +
       `<pre class="input">${json(part.input)}</pre>` +
       // A call that waits for the user's approval (a tool the route marks
       // approve): the buttons answer it (main.js, addToolApprovalResponse).
@@ -24,7 +31,7 @@ export function renderPart(part) {
           `<button type="button" data-approval-id="${escape(part.approval.id)}" data-approved="false">Deny</button></div>`
         : '') +
       (part.state === 'output-denied' ? `<div class="denied">denied</div>` : '') +
-      (part.state === 'output-available' ? `<pre class="output">${escape(typeof part.output === 'string' ? part.output : JSON.stringify(part.output))}</pre>` : '') +
+      (part.state === 'output-available' ? `<pre class="output">${output(part.output)}</pre>` : '') +
       (part.errorText ? `<div class="error">${escape(part.errorText)}</div>` : '') +
       `</div>`
     );
@@ -47,14 +54,14 @@ export function renderPart(part) {
       );
     case 'data-artifacts':
       return `<div class="part artifacts"><div class="label">artifacts</div><pre>${json(part.data.items)}</pre></div>`;
+    case 'data-tool-progress': {
+      // A running tool's progress, replaced in place as it goes.
+      const d = part.data;
+      const count = d.total ? `${d.progress}/${d.total}` : `${d.progress}`;
+      return `<div class="part progress" data-tool="${escape(d.toolCallId)}">${escape(d.toolName)}: ${escape(count)}${d.message ? ` ${escape(d.message)}` : ''}</div>`;
+    }
     case 'data-violations':
       return `<div class="part violations">format violations: ${part.data.violations.map((v) => `<code>${escape(v.code)}</code>`).join(' ')}</div>`;
-    case 'data-tool-progress': {
-      // One part per running call, replaced in place as it progresses.
-      const d = part.data;
-      const of = d.total == null ? '' : `/${escape(d.total)}`;
-      return `<div class="part progress" data-call="${escape(d.toolCallId)}"><code>${escape(d.toolName)}</code> ${escape(d.progress)}${of}${d.message ? ` ${escape(d.message)}` : ''}</div>`;
-    }
     case 'data-file-ready':
       return `<div class="part file"><a href="${escape(part.data.url)}" download="${escape(part.data.name)}">${escape(part.data.name)}</a> <span class="type">${escape(part.data.type)}</span></div>`;
     case 'data-resource-updated':
