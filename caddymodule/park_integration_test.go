@@ -242,6 +242,10 @@ func TestParkedAISDKApproval(t *testing.T) {
 			`"approval":{"id":"` + approvalID + `","approved":` + map[bool]string{true: "true", false: "false"}[approved] + `}}]}],"trigger":"submit-message"}`
 	}
 	_, evs = loopPost(t, s, "/aisdk", resendBody(true))
+	// The continuation extends the message useChat answered (a1).
+	if start := gjson.Parse(evs[0].Data); start.Get("type").String() != "start" || start.Get("messageId").String() != "a1" {
+		t.Errorf("the continuation's start: %s", evs[0].Data)
+	}
 	var types []string
 	var text strings.Builder
 	for _, e := range evs {

@@ -32,6 +32,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		Limits:         h.settings.Limits,
 		Created:        c.start,
 	}
+	if c.resume != nil && c.info.ContinueMessage != "" {
+		// The approvals of an AI SDK page resume its last message: the
+		// stream continues it (CONTRACT.md §13).
+		meta.MessageID = c.info.ContinueMessage
+	}
 	if c.repl != nil {
 		c.repl.Set("http.llm_stream.message_id", meta.MessageID)
 		c.repl.Set("http.llm_stream.request_id", meta.RequestID)

@@ -137,6 +137,7 @@ describe('examples/aisdk-page: tools the gateway runs (CONTRACT §13)', () => {
     await chat.addToolApprovalResponse({ id: ask.approval.id, approved: true });
     await until(() => statuses.includes('streaming') && chat.status === 'ready');
     assert.deepEqual(errors, []);
+    assert.equal(chat.messages.length, 2, 'the continuation extends the answered message');
     const last = renderMessage(chat.messages.at(-1));
     assert.ok(last.includes('tool call: <code>get_weather</code> (output-available)'), last);
     assert.match(last, /Paris: \d+°C/);
@@ -220,7 +221,7 @@ describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false
     const { renders, atApproval } = result;
     // The progress line rose in place: one at a time, its count going up.
     const seen = renders.map((h) => [...h.matchAll(/<div class="part progress" data-tool="[^"]+">search_knowledge: (\d+)/g)].map((m) => Number(m[1])));
-    assert.ok(seen.every((v) => v.length <= 1), 'one progress line per call');
+    assert.ok(seen.every((v) => v.length <= 1), `one progress line per call: ${JSON.stringify(seen.filter((v) => v.length > 1))} ${JSON.stringify(renders.find((h, i) => seen[i].length > 1))}`);
     const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
     assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
     // When the turn ended: the approval request with its buttons, the file.
@@ -230,6 +231,7 @@ describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false
     // After the click: the call ran and round 2 answered with its result.
     assert.match(dom, /tool call: <code>get_weather<\/code> \(output-available\)/);
     assert.match(dom, /Done: Paris: \d+°C/);
+    assert.equal([...dom.matchAll(/<article class="message assistant"/g)].length, 1, 'the continuation extends the answered message');
   });
 
   test('the page chats with the aisdk route and renders every part', async () => {

@@ -68,15 +68,19 @@ const maxApprovals = 64
 
 // aisdkApprovals returns the approvals of the last message of msgs when
 // it is an assistant message: the turn useChat sends after the user
-// answered (its parts in state approval-responded).
-func aisdkApprovals(d jsonDoc, msgs span) []Approval {
+// answered (its parts in state approval-responded); and, when there are
+// some, that message's id, which the continuation's start must repeat:
+// useChat appends a stream whose messageId is another message's as a new
+// message, showing the turn twice (ai@6 AbstractChat.makeRequest). An id
+// that is not 1 to 128 letters, digits, '_' or '-' is not repeated.
+func aisdkApprovals(d jsonDoc, msgs span) ([]Approval, string) {
 	var last span
 	d.elements(msgs, func(m span) bool {
 		last = m
 		return true
 	})
 	if !last.exists() || !d.stringIs(d.member(last, "role"), "assistant") {
-		return nil
+		return nil, ""
 	}
 	var out []Approval
 	d.elements(d.member(last, "parts"), func(p span) bool {
@@ -98,7 +102,14 @@ func aisdkApprovals(d jsonDoc, msgs span) []Approval {
 			Reason: strings.TrimSpace(tp.Approval.Reason)})
 		return len(out) < maxApprovals
 	})
-	return out
+	if len(out) == 0 {
+		return nil, ""
+	}
+	id := d.memberStr(last, "id")
+	if !safeID(id) {
+		id = ""
+	}
+	return out, id
 }
 
 // ImageSelect is a skillpet POST {baseUrl}/image-select/{projectId} body
@@ -160,4 +171,18 @@ func ParseImageSelect(body []byte) (ImageSelect, *Error) {
 		return ImageSelect{}, missingParams("", "selectedImageIds is required (or an actionId)")
 	}
 	return is, nil
+}
+
+// safeID reports whether id is 1 to 128 letters, digits, '_' or '-'.
+func safeID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package request
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -52,11 +53,18 @@ func TestAISDKApprovals(t *testing.T) {
 	if !reflect.DeepEqual(info.Approvals, want) {
 		t.Errorf("approvals = %+v\nwant %+v", info.Approvals, want)
 	}
+	if info.ContinueMessage != "a1" {
+		t.Errorf("continues %q, want the answered message a1", info.ContinueMessage)
+	}
+	// An id that is not a plain token is not repeated.
+	if _, info, _ = sh.Rewrite([]byte(strings.Replace(body, `"id":"a1"`, `"id":"a 1<"`, 1)), ""); info.ContinueMessage != "" || len(info.Approvals) != 2 {
+		t.Errorf("an odd id: continues %q, %d approvals", info.ContinueMessage, len(info.Approvals))
+	}
 	// Not the last message: history, not an answer.
 	_, info, _ = sh.Rewrite([]byte(body[:len(body)-len(`],"trigger":"submit-message"}`)]+
 		`,{"role":"user","parts":[{"type":"text","text":"next"}]}],"trigger":"submit-message"}`), "")
-	if len(info.Approvals) != 0 {
-		t.Errorf("an earlier message's approvals were read: %+v", info.Approvals)
+	if len(info.Approvals) != 0 || info.ContinueMessage != "" {
+		t.Errorf("an earlier message's approvals were read: %+v %q", info.Approvals, info.ContinueMessage)
 	}
 }
 
