@@ -56,7 +56,7 @@ async function startCaddy() {
 
 /** stopCaddy stops it and waits for it to exit. */
 async function stopCaddy() {
-  if (!caddy || caddy.exitCode !== null) return;
+  if (!caddy || caddy.exitCode !== null || caddy.signalCode !== null) return;
   const done = new Promise((resolve) => caddy.once('exit', resolve));
   caddy.kill('SIGTERM');
   await done;
