@@ -41,6 +41,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		heartbeat          <duration>
 //		idle_timeout       <duration>
 //		provider           <name>
+//		name               <route name>     # metrics, traces, playground
+//		trace_content                       # prompt and reply text in trace spans
 //		endpoint_id        <int>
 //		reasoning_title    <text>
 //		fallback_text      <text>
@@ -112,6 +114,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			r.IdleTimeout, err = durationArg(d)
 		case "provider":
 			err = cfargs.One(d, &r.Provider)
+		case "name":
+			err = cfargs.One(d, &r.Name)
+		case "trace_content":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			r.TraceContent = true
 		case "endpoint_id":
 			err = cfargs.Int(d, &r.EndpointID)
 		case "reasoning_title":

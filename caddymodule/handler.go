@@ -50,6 +50,9 @@ type Handler struct {
 	parks    *parkRoute         // where calls waiting for the user are kept; nil without tools (park.go)
 	// serversStarted is when the servers were started (startupGrace).
 	serversStarted time.Time
+	// path is the config path that leads to the route, found on the
+	// first request (routes.go): its name when it has none.
+	path *routePath
 }
 
 // CaddyModule returns the Caddy module information.
@@ -70,6 +73,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	// Load resolved the protocol and request format rows.
 	h.settings, h.proto = settings, settings.Proto
+	h.path = new(routePath)
 	cfg := pipeline.Config{Format: format.Name(settings.Format), Parser: settings.ParserOptions()}
 	if _, err := pipeline.New(cfg); err != nil {
 		return fmt.Errorf("format: %w", err)

@@ -32,7 +32,14 @@ func (h *Handler) record(r *http.Request, meta transform.Meta, leftOut string, p
 	case sw.gone || !p.Ended():
 		outcome = "client_gone"
 	}
-	h.metrics.finished(h.proto.Name, sum.Format, outcome, sum.FinishReason, ttft, sum.ViolationCount)
+	in, out, usage := usageTokens(p.Usage())
+	h.metrics.finished(ended{
+		route: sw.route, protocol: h.proto.Name, format: sum.Format, model: h.metrics.modelLabel(h.settings.Model, sum.Model),
+		outcome: outcome, finish: sum.FinishReason, ttft: ttft,
+		violations: sum.Violations, violationCount: sum.ViolationCount,
+		tokensIn: in, tokensOut: out, usage: usage, rounds: sum.Rounds,
+	})
+	sw.trace.finish(outcome, sum.Rounds)
 
 	fields := []zap.Field{
 		zap.String("message_id", meta.MessageID),

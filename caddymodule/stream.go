@@ -54,8 +54,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 	p.Reset(c.turn.encoder(enc, meta), meta)
 	p.Validate(c.check)
 	p.SetLoop(c.tools.loop(h))
+	p.CaptureReplies(h.TraceContent)
 	ctx, cancel := context.WithCancelCause(r.Context())
 	sw := newStreamWriter(w, h.writerRoute(), p, meta, r.Context(), cancel)
+	sw.route = h.routeLabel(serverOf(r))
+	sw.trace = h.newTrace(r, c, sw.route) // tracing.go
 	if h.proto.EarlyStart {
 		sw.open()
 	}
@@ -97,4 +100,10 @@ func (h *Handler) proxy(sw *streamWriter, r *http.Request, next caddyhttp.Handle
 	proxyErr := next.ServeHTTP(sw, r)
 	sw.finish(proxyErr)
 	return nil
+}
+
+// serverOf is the Caddy server r arrived on, nil outside one.
+func serverOf(r *http.Request) *caddyhttp.Server {
+	srv, _ := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	return srv
 }

@@ -34,7 +34,10 @@ func (h *Handler) turns(sw *streamWriter, r *http.Request, c *chat, next caddyht
 		// A resumed round (resume.go) starts with its calls, not with an
 		// upstream reply: the reply was the earlier turn's.
 		if !first || c.resume == nil {
-			if err := h.proxy(sw, r, next); err != nil {
+			r = sw.trace.startCall(r, body, sw.p.Round()) // tracing.go
+			err := h.proxy(sw, r, next)
+			sw.endCall()
+			if err != nil {
 				return err
 			}
 		}
@@ -159,19 +162,28 @@ func (h *Handler) runTools(sw *streamWriter, c *chat) {
 					sw.toolResult(i, agent.ErrorResult("the tool call failed inside the gateway"))
 				}
 			}()
-			if call.Name == config.ConsultTool && call.Park == nil {
-				result(i, h.consult(sw, c, i, call)) // agents.go
-				return
-			}
-			if call.Park != nil {
-				res, err := h.servers.Resume(sw.client, call.Name, call.Arguments, call.Park, *call.Answer, opt(i))
+			span := sw.trace.toolSpan(call) // tracing.go
+			var done toolserver.CallRecord
+			o := opt(i)
+			o.Done = func(cr toolserver.CallRecord) { done = cr }
+			var res agent.Result
+			switch {
+			case call.Name == config.ConsultTool && call.Park == nil:
+				res = h.consult(sw, c, i, call) // agents.go
+			case call.Park != nil:
+				var err error
+				res, err = h.servers.Resume(sw.client, call.Name, call.Arguments, call.Park, *call.Answer, o)
 				if err != nil { // not held here: checked before the stream began
 					res = agent.ErrorResult("The tool call waiting for the user's answer is no longer held: " + err.Error())
 				}
-				result(i, res)
-				return
+			default:
+				res = h.servers.Call(sw.client, call.Name, call.Arguments, o)
 			}
-			result(i, h.servers.Call(sw.client, call.Name, call.Arguments, opt(i)))
+			if done.Outcome != "" { // a call a server made (not a consultation, nor a held call's answer)
+				h.metrics.toolCalled(sw.route, done)
+			}
+			result(i, res)
+			sw.trace.endTool(span, done, res, h.settings.ToolServers.ResultBytes())
 		}()
 	}
 	wg.Wait()

@@ -38,6 +38,10 @@ type streamWriter struct {
 	// client is the client's request context, which ends when the client
 	// leaves; the upstream request runs under a child of it.
 	client context.Context
+	// route is the route's name for metrics; trace its spans, nil when
+	// the request is not traced (tracing.go).
+	route string
+	trace *turnTrace
 
 	// upstream holds the headers the proxy copies from the upstream's
 	// response. They are kept apart from ours: once our stream is open the

@@ -120,6 +120,22 @@ type Route struct {
 	// timeouts still apply). Default 120s.
 	IdleTimeout *Duration `json:"idle_timeout,omitempty"`
 
+	// Name names the route in its metrics (the route label), its trace
+	// spans and the playground's list (CONTRACT.md §15). It is the
+	// operator's word, never the request's, so a label has no more values
+	// than the config has routes. Default: the path of the matcher that
+	// leads to the route in the config ("/v1/chat/completions",
+	// "/skillpet/*"), or "" when none names a path.
+	Name string `json:"name,omitempty"`
+
+	// TraceContent puts what the model was asked and what it answered in
+	// the route's trace spans when Caddy's tracing is on: the upstream
+	// request's messages (gen_ai.input.messages), the reply's text
+	// (gen_ai.output.messages), a tool call's arguments and result. Off by
+	// default: spans carry names, models, counts and timings only, since a
+	// trace backend is not where prompts and conversations belong.
+	TraceContent bool `json:"trace_content,omitempty"`
+
 	// Provider is the provider name reported in status, completed and
 	// error events. Default "openai".
 	Provider string `json:"provider,omitempty"`

@@ -19,6 +19,8 @@
 # waits until it answers, runs `node --test` then `go test`, and stops Caddy
 # whatever happens. It exits non-zero if anything failed. A Chromium on the
 # machine (apt-get install chromium) adds a real-browser test of the page.
+# Last, it serves the default Caddyfile and drives the playground page in
+# headless Chromium (e2e/playground; screenshots in .ci/artifacts/playground).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -211,6 +213,45 @@ if ! MCP_NODE_MODULES="$root/e2e/node_modules" MCP_REQUIRE_REAL=1 go test -count
 fi
 
 stop_caddy
+
+# The playground (caddymodule/playground) against the repository's default
+# Caddyfile, as a first-time user runs it: :8080, its llm_mock upstreams on
+# 127.0.0.1:9101-9110, Caddy's admin on localhost:2019. Screenshots go to
+# $PLAYGROUND_SHOTS (default .ci/artifacts/playground).
+# Skipped when E2E_NODE_TESTS or E2E_GO_RUN narrows the run to one part.
+if [ -z "${E2E_NODE_TESTS:-}${E2E_GO_RUN:-}" ]; then
+	step "starting Caddy with the default Caddyfile (the playground)"
+	./caddy validate --config Caddyfile --adapter caddyfile >"$log" 2>&1 || {
+		cat "$log" >&2
+		exit 1
+	}
+	XDG_DATA_HOME=$data ./caddy run --config Caddyfile --adapter caddyfile >"$log" 2>&1 &
+	caddy_pid=$!
+	ready=
+	for _ in $(seq 1 100); do
+		if ! kill -0 "$caddy_pid" 2>/dev/null; then
+			echo "Caddy exited before it was ready (ports 8080/9101-9110/2019 in use?):" >&2
+			tail -n 20 "$log" >&2
+			exit 1
+		fi
+		if node -e "fetch('http://127.0.0.1:8080/playground/routes.json').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))" 2>/dev/null; then
+			ready=1
+			break
+		fi
+		sleep 0.2
+	done
+	if [ -z "$ready" ]; then
+		echo "the default Caddyfile's playground did not answer in time:" >&2
+		tail -n 20 "$log" >&2
+		exit 1
+	fi
+	step "node --test e2e/playground (the playground in headless Chromium, playwright-core)"
+	if ! (cd e2e && PLAYGROUND_SHOTS=${PLAYGROUND_SHOTS:-$root/.ci/artifacts/playground} node --test --test-reporter=spec --test-timeout=300000 playground/); then
+		failed+=("node --test e2e/playground")
+	fi
+	stop_caddy
+fi
+
 printf '\n== e2e finished in %ds\n' $((SECONDS - start))
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAILED: ${failed[*]}" >&2

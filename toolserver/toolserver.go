@@ -113,6 +113,27 @@ type CallOptions struct {
 	// HoldTTL bounds how long a call its server holds open waits for the
 	// user's answer (DefaultHoldTTL when 0).
 	HoldTTL time.Duration
+	// Done receives the call's record when it returns, on the calling
+	// goroutine: for metrics and trace spans (CONTRACT.md §15), never
+	// arguments or results. nil: not reported.
+	Done func(CallRecord)
+}
+
+// CallRecord is what a finished call tells metrics and traces: where it
+// ran, how it ended and how long it took.
+type CallRecord struct {
+	// Server is the configured name of the server that ran it, "" when no
+	// server offers the tool (Outcome unknown_tool).
+	Server string
+	// Tool is the tool's name on its server; "" with no server, so that a
+	// name the model made up never becomes a label.
+	Tool string
+	// Outcome is one of a fixed set: ok, tool_error, cancelled, timeout,
+	// unknown_tool, server_down, bad_arguments, input_required,
+	// too_large, protocol_error, connection_failed, server_stopped,
+	// failed, closed, panic.
+	Outcome  string
+	Duration time.Duration
 }
 
 // Set is one route's tool servers. Its methods are safe for concurrent
@@ -341,8 +362,16 @@ func (s *Set) call(ctx context.Context, name string, args []byte, opt CallOption
 		default:
 			log = s.logger.Warn
 		}
+		dur := time.Since(start)
 		log("tool call", zap.String("server", srvName), zap.String("tool", tool),
-			zap.Duration("duration", time.Since(start)), zap.String("outcome", outcome))
+			zap.Duration("duration", dur), zap.String("outcome", outcome))
+		if opt.Done != nil {
+			rec := CallRecord{Server: srvName, Outcome: outcome, Duration: dur}
+			if srvName != "" {
+				rec.Tool = tool
+			}
+			opt.Done(rec)
+		}
 	}()
 	if s.closed.Load() {
 		outcome = "closed"

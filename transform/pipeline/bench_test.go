@@ -97,3 +97,45 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReplyRecord is BenchmarkPipeline's 1 MiB stream, one protocol,
+// with the record a traced stream reads at the end of each reply
+// (reply.go): off, as every stream has it, and with the reply's text kept
+// for a route with trace_content (CONTRACT.md §15). Neither adds an
+// allocation per delta: the first adds none at all, the second grows one
+// buffer a few times per stream.
+func BenchmarkReplyRecord(b *testing.B) {
+	reply := benchReply(b, 1<<20)
+	body := upstreamBody(reply, 16)
+	deltas := strings.Count(string(body), "\n\n")
+	proto, _ := protocol.Lookup("openai")
+	for _, capture := range []bool{false, true} {
+		b.Run(fmt.Sprintf("capture=%v", capture), func(b *testing.B) {
+			limits := transform.Limits{MaxReplyBytes: 1 << 30}
+			p, err := New(Config{Format: format.ThinkingML, Parser: transform.ParserOptions{Limits: limits}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			meta := transform.Meta{MessageID: "msg_bench", RequestID: "req_bench", Stream: true, Created: time.Unix(1, 0)}
+			out := make([]byte, 0, 256<<10)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				p.Reset(proto.NewEncoder(meta), meta)
+				p.CaptureReplies(capture)
+				out = p.Start(out[:0], "text/event-stream", "")
+				for rest := body; len(rest) > 0; {
+					n := min(32<<10, len(rest))
+					out = p.Feed(out[:0], rest[:n])
+					rest = rest[n:]
+				}
+				out = p.Close(out[:0])
+				if r := p.Reply(); !p.Ended() || r.FirstEvent.IsZero() || capture != (len(r.Text) > 0) {
+					b.Fatalf("stream did not complete with its record: %+v", p.Summary())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
+		})
+	}
+}

@@ -74,6 +74,12 @@ type Pipeline struct {
 	// rounds (loop.go).
 	loop loopState
 
+	// The current reply's record (reply.go): its first event, and its
+	// text when capture is on.
+	replyFirst time.Time
+	capture    bool
+	captured   []byte
+
 	// The callbacks are bound once, so that passing them allocates nothing.
 	onSSE                        func(sse.Event)
 	emitParser, emitNative, emit transform.Emit
@@ -171,6 +177,7 @@ func (p *Pipeline) Reset(enc transform.Encoder, meta transform.Meta) {
 	p.out = nil
 	p.begun, p.routed, p.ended = false, false, false
 	p.calls = 0
+	p.capture = false
 	p.sum = Summary{Format: string(p.cfg.Format), Rounds: 1}
 	p.resetValidation()
 	p.resetLoop()
@@ -195,6 +202,7 @@ func (p *Pipeline) resetReply() {
 	p.nativeOpen, p.parserReasoning, p.sawDone = false, false, false
 	p.finish, p.replyBytes = "", 0
 	p.nativeCalls, p.parserCalls = p.nativeCalls[:0], p.parserCalls[:0]
+	p.resetReplyRecord()
 }
 
 // Begin appends the protocol's opening (once).
@@ -453,9 +461,14 @@ func (p *Pipeline) deliver(ev transform.Event) {
 	p.out = p.enc.AppendEvent(p.out, ev)
 }
 
+// markFirst records the reply's first content event, and the stream's:
+// one test per delta, as before replies had records of their own.
 func (p *Pipeline) markFirst() {
-	if p.sum.FirstEvent.IsZero() {
-		p.sum.FirstEvent = p.meta.Now()
+	if p.replyFirst.IsZero() {
+		p.replyFirst = p.meta.Now()
+		if p.sum.FirstEvent.IsZero() {
+			p.sum.FirstEvent = p.replyFirst
+		}
 	}
 }
 

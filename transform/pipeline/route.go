@@ -63,6 +63,7 @@ func (p *Pipeline) route(c *upstream.Chunk) {
 		p.sum.ContentBytes += int64(len(c.Content))
 		p.keepContent(c.Content)
 		p.keepLoopContent(c.Content)
+		p.captureContent(c.Content)
 		p.toParser(c.Content)
 	}
 	if c.Err != nil { // an error chunk that still carried text: the text first
