@@ -26,6 +26,7 @@ const (
 	endpointStream       = "stream"
 	endpointClear        = "conversation"
 	endpointToolResponse = "tool-response"
+	endpointImageSelect  = "image-select"
 )
 
 // maxProjectID bounds a projectId: it is hashed into a key, but a client
@@ -58,14 +59,17 @@ func parseEndpoint(r *http.Request) endpoint {
 	if n >= 2 && (segs[n-1] == endpointStream || segs[n-1] == endpointToolResponse) {
 		found = append(found, endpoint{name: segs[n-1], method: http.MethodPost, base: strings.Join(segs[:n-1], "/")})
 	}
-	if n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear) {
+	if n >= 3 && (segs[n-2] == endpointInit || segs[n-2] == endpointClear || segs[n-2] == endpointImageSelect) {
 		id, err := url.PathUnescape(segs[n-1])
 		if err != nil {
 			id = ""
 		}
 		method := http.MethodGet
-		if segs[n-2] == endpointClear {
+		switch segs[n-2] {
+		case endpointClear:
 			method = http.MethodDelete
+		case endpointImageSelect:
+			method = http.MethodPost
 		}
 		found = append(found, endpoint{name: segs[n-2], method: method, base: strings.Join(segs[:n-2], "/"), projectID: id})
 	}
@@ -92,19 +96,14 @@ func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request
 	rid := requestID(r)
 	switch {
 	case ep.name == "":
-		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream and DELETE …/conversation/{projectId}")
+		c.answer(w, rid, http.StatusNotFound, "NOT_FOUND", "no such endpoint: the conversation endpoints are GET …/init/{projectId}, POST …/stream, POST …/tool-response, POST …/image-select/{projectId} and DELETE …/conversation/{projectId}")
 	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", ep.method)
 		c.answer(w, rid, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use "+ep.method)
-	case ep.name == endpointStream:
+	case ep.name == endpointStream, ep.name == endpointToolResponse:
+		// Streamed by the handler: a turn, or the continuation of a call
+		// that waited for the user's choice (specs/002 §2.4, resume.go).
 		return false
-	case ep.name == endpointToolResponse:
-		// specs/002 §2.4 continues an interactive tool (tool_result
-		// awaiting_user with options); llmstream runs no tools, so no
-		// stream of its ever awaits a choice. ask_user answers go to
-		// /stream (§3.4).
-		c.answer(w, rid, http.StatusNotImplemented, "TOOL_RESPONSE_UNSUPPORTED",
-			"llmstream runs no tools, so no interactive tool awaits a choice; ask_user answers are sent to /stream")
 	case ep.projectID == "" || len(ep.projectID) > maxProjectID:
 		c.answer(w, rid, http.StatusBadRequest, "MISSING_PARAMS", "the path must end with a projectId of 1 to 256 bytes")
 	default:
@@ -114,9 +113,12 @@ func (c *conversationRoute) serveEndpoint(w http.ResponseWriter, r *http.Request
 			return true
 		}
 		key := conversation.NewKey(scope, c.cs.AgentID, ep.projectID)
-		if ep.name == endpointInit {
+		switch ep.name {
+		case endpointInit:
 			c.init(w, r, rid, ep, key)
-		} else {
+		case endpointImageSelect:
+			c.imageSelect(w, r, rid, key) // images.go
+		default:
 			c.clear(w, r, rid, key)
 		}
 	}
@@ -181,16 +183,27 @@ type initData struct {
 		Description string `json:"description,omitempty"`
 	} `json:"agent"`
 	Capabilities struct {
-		Thinking   capToggle `json:"thinking"`
-		Search     capToggle `json:"search"`
-		Reset      resetCap  `json:"reset"`
+		Thinking        capToggle `json:"thinking"`
+		Search          capToggle `json:"search"`
+		ImageGeneration *struct {
+			Enabled bool `json:"enabled"`
+		} `json:"imageGeneration,omitempty"`
+		Reset      resetCap `json:"reset"`
 		QueuedSend *struct {
 			Enabled      bool `json:"enabled"`
 			MaxQueueSize int  `json:"maxQueueSize"`
 		} `json:"queuedSend,omitempty"`
 	} `json:"capabilities"`
+	SubAgents     []agentInfo                   `json:"subAgents,omitempty"`
 	UserAvatarURL string                        `json:"userAvatarUrl,omitempty"`
 	Messages      []conversation.HistoryMessage `json:"messages"`
+}
+
+// agentInfo is specs/002 §2.2's AgentInfo: a sub-agent the route declares.
+type agentInfo struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	AvatarURL string `json:"avatarUrl,omitempty"`
 }
 
 type capToggle struct {
@@ -204,8 +217,9 @@ type resetCap struct {
 }
 
 // init answers GET …/init/{projectId}: the agent and capabilities from the
-// config and the stored history, oldest first (specs/002 §2.2). Search is
-// announced as off: llmstream forwards nothing for enableSearch.
+// config and the stored history, oldest first (specs/002 §2.2): search
+// when the route marks search tools (enableSearch offers them), image
+// generation when it has image tools, its sub-agents (CONTRACT.md §13).
 func (c *conversationRoute) init(w http.ResponseWriter, r *http.Request, rid string, ep endpoint, key conversation.Key) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
@@ -218,6 +232,13 @@ func (c *conversationRoute) init(w http.ResponseWriter, r *http.Request, rid str
 	cs := c.cs
 	d.Agent.ID, d.Agent.Name, d.Agent.AvatarURL, d.Agent.Description = cs.AgentID, cs.AgentName, cs.AgentAvatar, cs.AgentDescription
 	d.Capabilities.Thinking = capToggle{cs.ThinkingEnabled, cs.ThinkingDefaultOn}
+	d.Capabilities.Search = capToggle{Enabled: c.search}
+	if c.images {
+		d.Capabilities.ImageGeneration = &struct {
+			Enabled bool `json:"enabled"`
+		}{true}
+	}
+	d.SubAgents = c.agents
 	d.Capabilities.Reset = resetCap{Enabled: true, ClearURL: cs.ClearURL}
 	if d.Capabilities.Reset.ClearURL == "" {
 		d.Capabilities.Reset.ClearURL = ep.base + config.ClearPathSuffix

@@ -28,6 +28,14 @@ type instance struct {
 // to upstream, and waits until it answers.
 func startInstance(t *testing.T, redisURL, upstream string) *instance {
 	t.Helper()
+	return startInstanceRoute(t, convRoute(upstream, "", "store redis "+redisURL, "lease 1s"))
+}
+
+// startInstanceRoute starts a Caddy process serving the site body route
+// (whose conversation route is at /skillpet/), and waits until it
+// answers.
+func startInstanceRoute(t *testing.T, route string) *instance {
+	t.Helper()
 	dir := t.TempDir()
 	addr := freePort(t)
 	caddyfile := `{
@@ -37,7 +45,7 @@ func startInstance(t *testing.T, redisURL, upstream string) *instance {
 	storage file_system ` + filepath.Join(dir, "data") + `
 }
 http://` + addr + ` {
-` + convRoute(upstream, "", "store redis "+redisURL, "lease 1s") + `}
+` + route + `}
 `
 	cfg := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfg, []byte(caddyfile), 0o600); err != nil {
@@ -198,5 +206,64 @@ func TestConversationTwoInstancesShareRedis(t *testing.T) {
 		"u:第四问", "a:" + reply(4), "u:第五问", "u:第六问", "a:" + reply(6)}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("the history:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestParkedAcrossInstances: a call that waits for the user's approval
+// is parked in the Redis the instances share (CONTRACT.md §13): the
+// instance that asked is killed, and the other takes the answer and
+// goes on, running the tool and the next round.
+func TestParkedAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Caddy processes")
+	}
+	redisURL := storetest.StartRedis(t)
+	u := newRecordingUpstream(t, func(n int, b upstreamBody, w http.ResponseWriter, r *http.Request) {
+		sseHead(w)
+		if last := b.Messages[len(b.Messages)-1]; last.Role == "tool" {
+			writeFlush(w, roleChunk, content("天气："+last.text()), finishChunks)
+			return
+		}
+		writeFlush(w, roleChunk, content("我查一下。"),
+			chunk(`{"tool_calls":[{"index":0,"id":"call_w","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`)+
+				`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n"+
+				"data: [DONE]\n\n")
+	})
+	route := strings.Replace(convRoute(u.hostPort(), "", "store redis "+redisURL, "lease 1s"), "\t\t\ttool ask_user\n",
+		"\t\t\ttool ask_user\n\t\t\ttools {\n\t\t\t\tmcp demo {\n\t\t\t\t\tbuiltin demo\n\t\t\t\t\tapprove get_weather\n\t\t\t\t}\n\t\t\t}\n", 1)
+	if !strings.Contains(route, "approve get_weather") {
+		t.Fatal("the route has no tools block")
+	}
+	a := startInstanceRoute(t, route)
+	b := startInstanceRoute(t, route)
+	ca := newChatClient(t, a.base, "Bearer shared")
+	cb := newChatClient(t, b.base, "Bearer shared")
+	evs := ca.stream("p", "巴黎天气？")
+	res := ""
+	for _, e := range evs {
+		if e.Name == "tool_result" {
+			res = e.Data
+		}
+	}
+	if !strings.Contains(res, `"status":"awaiting_user"`) || !strings.Contains(res, `"id":"call_w"`) {
+		t.Fatalf("turn 1 on A: %+v", evs)
+	}
+	a.kill()
+	status, evs := cb.toolResponse(`{"projectId":"p","toolCallId":"call_w","toolName":"get_weather","optionId":"approve"}`)
+	if status != http.StatusOK {
+		t.Fatalf("the answer on B: %d %+v", status, evs)
+	}
+	if got := tokens(t, evs); !strings.HasPrefix(got, "天气：Paris:") || lastEvent(evs) != "done" {
+		t.Fatalf("the continuation on B: %q %+v", got, evs)
+	}
+	if status, evs := cb.toolResponse(`{"projectId":"p","toolCallId":"call_w","toolName":"get_weather","optionId":"approve"}`); status != http.StatusConflict {
+		t.Errorf("answered twice: %d %+v", status, evs)
+	}
+	var roles []string
+	for _, m := range cb.init("p").Messages {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool tool assistant" {
+		t.Errorf("the history: %s", got)
 	}
 }

@@ -87,12 +87,14 @@ func TestConversationEndpoints(t *testing.T) {
 		status             int
 		code               string
 	}{
-		// specs/002 §2.4: llmstream runs no tools, so no tool awaits a choice.
-		{http.MethodPost, "/skillpet/tool-response", `{"projectId":"p","toolCallId":"c","toolName":"t","optionId":"o"}`, http.StatusNotImplemented, "TOOL_RESPONSE_UNSUPPORTED"},
+		// specs/002 §2.4: a route without tools has no call waiting for a
+		// choice (CONTRACT.md §13).
+		{http.MethodPost, "/skillpet/tool-response", `{"projectId":"p","toolCallId":"c","toolName":"t","optionId":"o"}`, http.StatusNotFound, "NOT_WAITING"},
+		{http.MethodPost, "/skillpet/tool-response", `{"projectId":"p","toolCallId":"c"}`, http.StatusBadRequest, "MISSING_PARAMS"},
 		{http.MethodGet, "/skillpet/stream", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodPost, "/skillpet/init/p1", "{}", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodGet, "/skillpet/conversation/p1", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
-		{http.MethodGet, "/skillpet/image-select/p1", "", http.StatusNotFound, "NOT_FOUND"},
+		{http.MethodGet, "/skillpet/image-select/p1", "", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 		{http.MethodGet, "/skillpet/init/", "", http.StatusBadRequest, "MISSING_PARAMS"},
 		{http.MethodGet, "/skillpet/init/" + strings.Repeat("x", 257), "", http.StatusBadRequest, "MISSING_PARAMS"},
 		{http.MethodPost, "/skillpet/stream", `{"message":"no project"}`, http.StatusBadRequest, "MISSING_PARAMS"},

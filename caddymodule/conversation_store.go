@@ -30,6 +30,10 @@ type conversationRoute struct {
 	poolKey string // the Redis client's key in redisStores; "" for files
 	logger  *zap.Logger
 	metrics *metrics
+	// What init announces of the route's tools (park.go sets them): its
+	// sub-agents, and whether it has search and image tools.
+	agents         []agentInfo
+	search, images bool
 }
 
 // redisStores shares one Redis client per server and settings across

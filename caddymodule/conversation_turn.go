@@ -19,10 +19,14 @@ import (
 // stored (CONTRACT.md §9).
 type turn struct {
 	c       *conversationRoute
+	key     conversation.Key
 	rid     string
 	lock    conversation.Lock
 	capture *conversation.Capture
 	ended   bool
+	// resume is the parked round the turn's message answers (a form), nil
+	// for a new turn (resume.go).
+	resume *resumed
 }
 
 // beginTurn makes a conversation turn of a shaped skillpet request: it
@@ -67,11 +71,20 @@ func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte
 	if err != nil {
 		return nil, nil, fail(err)
 	}
-	t := &turn{c: c, rid: rid, lock: lock}
+	t := &turn{c: c, key: key, rid: rid, lock: lock}
 	history, err := c.store.Load(ctx, key)
 	if err != nil {
 		t.release()
 		return nil, nil, fail(err)
+	}
+	// A message that answers a form a parked round waits on resumes it;
+	// any other message leaves the parked round behind (resume.go).
+	// "__continue__" (the component's autoSendAfterImageSelect, specs/002
+	// §3.8) continues the turn with the user's choice of images: nobody
+	// wrote it, so it is not stored, and the model is told to go on.
+	cont := message == conversation.ContinueMessage
+	if !cont {
+		t.resume = h.resumeForm(ctx, t, history, message)
 	}
 	tm, err := conversation.FindTurnMessage(body)
 	if err != nil { // request_format skillpet always makes one
@@ -79,7 +92,13 @@ func (h *Handler) beginTurn(r *http.Request, rid string, clientBody, body []byte
 		return nil, nil, fail(err)
 	}
 	userRec := tm.Record(newID("msg_"), message, nowMillis())
+	if cont {
+		userRec.Content, userRec.Upstream = conversation.NoteContinue, nil
+	}
 	msgs, _ := conversation.Messages(nil, history, userRec, c.cs.Budget)
+	if cont {
+		return t, tm.Replace(body, msgs), nil
+	}
 	if err := lock.Append(ctx, userRec); err != nil {
 		t.release()
 		return nil, nil, fail(err)

@@ -47,6 +47,7 @@ type Handler struct {
 	conv     *conversationRoute // the conversation block; nil without one (conversation_store.go)
 	resp     *responsesRoute    // a responses route's stored responses, WebSocket mode and compaction (responses_*.go)
 	servers  *toolserver.Set    // the tools block's servers; nil without one (tools.go)
+	parks    *parkRoute         // where calls waiting for the user are kept; nil without tools (park.go)
 	// serversStarted is when the servers were started (startupGrace).
 	serversStarted time.Time
 	// path is the config path that leads to the route, found on the
@@ -88,7 +89,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionConversation(ctx); err != nil { // conversation_store.go, responses_store.go
 		return err
 	}
-	return h.provisionTools() // tools.go
+	if err := h.provisionTools(); err != nil { // tools.go
+		return err
+	}
+	return h.provisionPark() // park.go
 }
 
 // Validate checks the settings Provision resolved.
@@ -103,17 +107,25 @@ func (h *Handler) Validate() error {
 // servers are stopped and reaped, tools.go) and the conversation store's
 // Redis client, which routes share (conversation_store.go).
 func (h *Handler) Cleanup() error {
-	return errors.Join(h.cleanupTools(), h.conv.close(), h.resp.close())
+	return errors.Join(h.cleanupTools(), h.conv.close(), h.resp.close(), h.parks.close())
 }
 
 // ServeHTTP shapes the request, proxies it through next, and re-encodes the
 // reply. Requests other than POST pass through untouched (a GET /v1/models
 // behind the same matcher).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// A file a tool produced, kept for the client (files.go).
+	if id := fileRequest(r); id != "" && h.parks != nil {
+		h.serveFile(w, r, id)
+		return nil
+	}
 	// A conversation route answers init, clear and the rest itself, and
 	// streams only POST …/stream (conversation_endpoints.go).
 	if h.conv != nil && h.conv.serveEndpoint(w, r) {
 		return nil
+	}
+	if h.conv != nil && r.Method == http.MethodPost && parseEndpoint(r).name == endpointToolResponse {
+		return h.serveToolResponse(w, r, next) // resume.go
 	}
 	// A responses route answers GET / DELETE …/{id} and the WebSocket
 	// upgrade itself (responses_store.go, responses_ws.go).

@@ -338,9 +338,9 @@ func failureTurn(t *testing.T, client *http.Client, s site, path string) []sseEv
 	return evs
 }
 
-// eventNames lists a turn's events, without tokens, heartbeats and
+// loopEventNames lists a turn's events, without tokens, heartbeats and
 // progress.
-func eventNames(evs []sseEvent) string {
+func loopEventNames(evs []sseEvent) string {
 	var names []string
 	for _, ev := range evs {
 		switch ev.Name {
@@ -406,7 +406,7 @@ func TestLoopFailureMatrix(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the %s server's ok tool never ran: %s", tr, eventNames(evs))
+				t.Fatalf("the %s server's ok tool never ran: %s", tr, loopEventNames(evs))
 			}
 			time.Sleep(100 * time.Millisecond) // the servers connect in the background
 		}
@@ -482,7 +482,7 @@ func TestLoopFailureMatrix(t *testing.T) {
 			t.Run(tr+"/"+c.name, func(t *testing.T) {
 				evs := failureTurn(t, client, s, "/"+tr+"/"+c.name+"_"+tr+"/stream")
 				status, msg, round2 := toolResult(evs)
-				if got := eventNames(evs); got != "tool_start tool_result round_start done" {
+				if got := loopEventNames(evs); got != "tool_start tool_result round_start done" {
 					t.Errorf("events %s, want the call's start and result, round 2, done", got)
 				}
 				if status != c.want.status || !strings.Contains(msg, c.want.has) || !strings.HasPrefix(msg, "Error: ") {
@@ -526,7 +526,7 @@ func TestLoopFailureMatrix(t *testing.T) {
 		// Neither server is up: no tool of theirs is offered, and the
 		// model, offered none, answers; the turn is a plain turn.
 		evs := failureTurn(t, client, s, "/down/plain/stream")
-		if got := eventNames(evs); got != "done" {
+		if got := loopEventNames(evs); got != "done" {
 			t.Errorf("events %s, want a plain turn: the answer, done", got)
 		}
 		bodies := recordedAt(t, s, "/mock/plain")
@@ -538,7 +538,7 @@ func TestLoopFailureMatrix(t *testing.T) {
 		// a tool the request did not declare (skillpet shows its
 		// tool_start, as for any call the client is to run).
 		evs = failureTurn(t, client, s, "/down/down_ok/stream")
-		got := eventNames(evs)
+		got := loopEventNames(evs)
 		if got != "tool_start done" {
 			t.Errorf("events %s, want the call shown and the turn ended", got)
 		}

@@ -32,6 +32,17 @@ type chat struct {
 	check *pipeline.Validation // the reply's checks; nil for none
 	tools *offer               // the route's tool servers' tools; nil for none (tools.go)
 	resp  *respTurn            // a responses route's response; nil on other routes (responses_store.go)
+	// park is where the turn parks a round whose calls wait for the
+	// user; nil when the route cannot (park.go). resume is the parked
+	// round the request resumes, nil for a new turn (resume.go).
+	park    *parking
+	resume  *resumed
+	files   *files      // where the tools' files are kept for the client (files.go)
+	updates *updatePump // the route's resource updates to this stream (resources.go)
+	// next and req are the route's upstream handler and the request, for
+	// the rounds of the sub-agents the turn consults (agents.go).
+	next caddyhttp.Handler
+	req  *http.Request
 }
 
 // shape reads and shapes a chat request (CONTRACT §3): the route's
@@ -71,9 +82,23 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		h.reject(w, c.rid, re)
 		return nil
 	}
+	// Approvals an AI SDK page sends back resume the round that asked
+	// (CONTRACT.md §13, resume.go): its request, not this one, goes on.
+	if len(info.Approvals) > 0 && h.parks != nil && h.parks.ids {
+		res, ref := h.resumeApprovals(r, info.Approvals)
+		if ref != nil {
+			h.reject(w, c.rid, &request.Error{Status: ref.status, Code: ref.code, Message: ref.message})
+			return nil
+		}
+		c.resume, shaped = res, res.rec.Body
+	}
 	// The tools the route's servers offer go beside the client's and the
 	// route's (CONTRACT.md §12).
-	c.tools = h.offerTools(r.Context(), c.repl)
+	c.tools = h.offerTools(r.Context(), c.repl, searchOn(info))
+	if c.resume != nil {
+		// The round's request already offered them.
+		return h.shaped(w, r, c, shaped, info)
+	}
 	if shaped, rerr = h.shapeTools(c.tools, shaped); rerr != nil {
 		h.reject(w, c.rid, rerr)
 		return nil
@@ -104,6 +129,21 @@ func (h *Handler) shape(w http.ResponseWriter, r *http.Request) *chat {
 		refuse(w)
 		return nil
 	}
+	if turn != nil && turn.resume != nil {
+		// The message answers a form a parked round waits on.
+		c.resume, shaped = turn.resume, turn.resume.rec.Body
+	}
+	c.turn = turn
+	return h.shaped(w, r, c, shaped, info)
+}
+
+// shaped finishes a chat whose upstream body is shaped: the stream's
+// parking, the body set on the request, the reply's checks.
+func (h *Handler) shaped(w http.ResponseWriter, r *http.Request, c *chat, shaped []byte, info request.Info) *chat {
+	turn := c.turn
+	c.park = h.newParking(r, turn)
+	c.files = h.newFiles(r, c.tools)
+	h.logResume(c.rid, c.resume)
 	setBody(r, shaped)
 	check, rerr := h.validation(shaped, c.repl)
 	if rerr != nil {
@@ -206,4 +246,13 @@ func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// searchOn reports whether a request turned search on: skillpet's
+// enableSearch; a request format without the toggle always does.
+func searchOn(info request.Info) bool {
+	if f, ok := info.Facts.(request.SkillpetFacts); ok {
+		return f.Search
+	}
+	return true
 }

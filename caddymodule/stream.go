@@ -32,6 +32,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		Limits:         h.settings.Limits,
 		Created:        c.start,
 	}
+	if c.resume != nil && c.info.ContinueMessage != "" {
+		// The approvals of an AI SDK page resume its last message: the
+		// stream continues it (CONTRACT.md §13).
+		meta.MessageID = c.info.ContinueMessage
+	}
 	if c.repl != nil {
 		c.repl.Set("http.llm_stream.message_id", meta.MessageID)
 		c.repl.Set("http.llm_stream.request_id", meta.RequestID)
@@ -64,7 +69,18 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c *chat, next c
 		h.record(r, meta, c.info.LeftOut, p, sw, c.start)
 		h.pool.Put(p)
 	}()
-	return h.turns(sw, r.WithContext(ctx), c.body, next, c.tools) // turnloop.go
+	// The route's subscribed resources reach the client while the stream
+	// is open (resources.go).
+	c.next, c.req = next, r.WithContext(ctx)
+	c.updates = h.watchResources(sw, c.tools)
+	defer c.updates.stop()
+	if c.resume != nil {
+		// The answer resumes a parked round: the stream opens at once and
+		// begins with its calls (resume.go).
+		p.Resume(c.resume.rec.Round, c.resume.answers)
+		sw.open()
+	}
+	return h.turns(sw, r.WithContext(ctx), c, next) // turnloop.go
 }
 
 // proxy runs next with sw and ends the client's response. reverse_proxy

@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/toolserver"
 	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/jsonout"
@@ -54,15 +55,19 @@ func (h *Handler) cleanupTools() error {
 type offer struct {
 	tools    []request.ServerTool
 	byName   map[string]transform.Tool
+	approve  map[string]bool // tools the route marks approve (CONTRACT.md §13)
 	resolver toolserver.Resolver
 }
 
 // offerTools returns the tools the route's servers offer this request,
-// nil when the route has none or none is up. Header values that take
+// nil when the route has none or none is up. search says the user turned
+// search on (skillpet enableSearch; a request format without the toggle
+// always does): the tools a server block marks search are offered only
+// then. Header values that take
 // request placeholders are resolved with the request's replacer, never
 // with anything else the request says (CONTRACT.md §12: servers come from
 // config only).
-func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
+func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer, search bool) *offer {
 	if h.servers == nil {
 		return nil
 	}
@@ -76,13 +81,25 @@ func (h *Handler) offerTools(ctx context.Context, repl *caddy.Replacer) *offer {
 		resolve = func(s string) string { return repl.ReplaceKnown(s, "") }
 	}
 	tools := h.servers.Tools(ctx, resolve)
-	if len(tools) == 0 {
+	agents := len(h.settings.ToolServers.Agents) > 0
+	if len(tools) == 0 && !agents {
 		return nil
 	}
-	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools))}
+	o := &offer{resolver: resolve, byName: make(map[string]transform.Tool, len(tools)), approve: map[string]bool{}}
 	for _, t := range tools {
+		if t.Search && !search {
+			continue // offered only when the user turned search on (CONTRACT.md §13)
+		}
 		o.tools = append(o.tools, request.ServerTool{Name: t.Name, Server: t.Server, JSON: toolJSON(t)})
-		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server}
+		o.byName[t.Name] = transform.Tool{Label: t.Label, Server: t.Server, Event: t.Event, Image: t.Image}
+		if t.Approve {
+			o.approve[t.Name] = true
+		}
+	}
+	if agents {
+		// The route's sub-agents, consulted through one tool (agents.go).
+		o.tools = append(o.tools, request.ServerTool{Name: config.ConsultTool, Server: "agents", JSON: h.agentTool()})
+		o.byName[config.ConsultTool] = transform.Tool{Label: "咨询", Server: "agents"}
 	}
 	return o
 }
@@ -113,6 +130,7 @@ func (o *offer) loop(h *Handler) *pipeline.Loop {
 		},
 		MaxRounds:      cfg.Rounds(),
 		MaxResultBytes: cfg.ResultBytes(),
+		Describe:       h.describeConsult,
 	}
 }
 

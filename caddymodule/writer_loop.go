@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"go.uber.org/zap"
+
 	"github.com/llmstream/llmstream/transform/agent"
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/protocol"
@@ -15,6 +17,9 @@ import (
 // from the goroutines that run them (hence the lock), and the next round's
 // upstream response is written to the same stream, as a retry's is
 // (writer_retry.go).
+
+// codeParkFailed ends a stream whose waiting round could not be kept.
+const codeParkFailed = "park_failed"
 
 // toolsDue reports whether the reply ended with server calls to run, and
 // the client is still there to see them.
@@ -59,16 +64,26 @@ func (sw *streamWriter) toolResult(i int, r agent.Result) {
 
 // roundStep decides what follows the round whose calls ran (agent.Next)
 // and, when the turn ends there, ends it: for a mixed turn the client's
-// calls finish it, and a last round's calls were not run. The round's
-// messages, for the next request, come with a next round. It reports
-// false when the client left meanwhile.
-func (sw *streamWriter) roundStep() (agent.Step, []byte, bool) {
+// calls finish it, and a last round's calls were not run; a round with
+// calls waiting for the user is parked first (park keeps it; when it
+// cannot, the stream ends with an error rather than a question no answer
+// can reach). The round's messages, for the next request, come with a
+// next round. It reports false when the client left meanwhile.
+func (sw *streamWriter) roundStep(park func(pipeline.RoundState) error) (agent.Step, []byte, bool) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if sw.gone || sw.clientLeft() || !sw.p.ToolsPending() {
 		return agent.StepEnd, nil, false
 	}
 	step := sw.p.Next()
+	if step == agent.StepEnd && sw.p.Parked() {
+		if err := park(sw.p.ParkedRound()); err != nil {
+			sw.logger.Warn("a round waiting for the user could not be kept", zap.String("request_id", sw.requestID), zap.Error(err))
+			sw.out = sw.p.Fail(sw.out[:0], codeParkFailed, "the tool call waiting for your answer could not be kept: "+err.Error())
+			sw.send()
+			return step, nil, true
+		}
+	}
 	if step == agent.StepEnd {
 		sw.out = sw.p.EndTurn(sw.out[:0])
 		sw.send()

@@ -112,6 +112,9 @@ type Settings struct {
 	Validate *ValidateSettings
 	// Conversation is the route's conversation settings; nil without one.
 	Conversation *ConversationSettings
+	// AgentPrompts are the tools block's agents' system prompts, loaded,
+	// by agent id.
+	AgentPrompts map[string]string
 	// ToolServers is the tools block, checked (its defaults through its
 	// methods); nil without one.
 	ToolServers *ToolServers
@@ -184,6 +187,13 @@ func (r *Route) Load(root string) (*Settings, error) {
 	}
 	if r.ToolServers != nil {
 		if err := r.ToolServers.Check(); err != nil {
+			return nil, err
+		}
+		if err := r.ToolServers.checkPark(s.Conversation != nil && !s.Conversation.Responses); err != nil {
+			return nil, err
+		}
+		s.AgentPrompts = map[string]string{}
+		if err := r.ToolServers.checkAgents(root, s.AgentPrompts); err != nil {
 			return nil, err
 		}
 		s.ToolServers = r.ToolServers

@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +25,80 @@ type ToolServers struct {
 	// a longer result is cut with a marker the model can read. Default
 	// 65536 (64KiB), at most 16MiB.
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty"`
+	// Agents are the route's sub-agents (CONTRACT.md §13), consulted
+	// through the consult_agent tool.
+	Agents []Agent `json:"agents,omitempty"`
+	// Park says how calls that wait for the user (CONTRACT.md §13: an
+	// approval, an elicitation) are kept until the answer comes. Default:
+	// 15 minutes, in the conversation's store on a conversation route,
+	// else in the file store under Caddy's data directory.
+	Park *Park `json:"park,omitempty"`
+}
+
+// Park is the tools block's park block: where a round whose calls wait
+// for the user is kept, whose it is, and for how long.
+type Park struct {
+	// TTL is how long a waiting call may be answered (then a clear 4xx),
+	// and how long a call a server holds open waits. Default 15m.
+	TTL *Duration `json:"ttl,omitempty"`
+	// Store is "file" (Dir, default llmstream/parked under Caddy's data
+	// directory) or "redis" (RedisURL, KeyPrefix), for a route without a
+	// conversation block; a conversation route uses its conversation's.
+	Store     string `json:"store,omitempty"`
+	Dir       string `json:"dir,omitempty"`
+	RedisURL  string `json:"redis_url,omitempty"`
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Scope is whose waiting calls a request may answer, a placeholder as
+	// conversation's scope, on a route without a conversation block.
+	// Default {http.request.header.Authorization}; an empty value is a
+	// scope too there (the waiting call's id, unguessable, is the key).
+	Scope string `json:"scope,omitempty"`
+}
+
+// The park block's defaults.
+const (
+	DefaultParkTTL = 15 * time.Minute
+	MaxParkTTL     = 7 * 24 * time.Hour
+	DefaultParkDir = "llmstream/parked" // under Caddy's data directory
+)
+
+// ParkTTL returns how long a waiting call may be answered.
+func (t *ToolServers) ParkTTL() time.Duration {
+	if t.Park == nil || t.Park.TTL == nil || *t.Park.TTL <= 0 {
+		return DefaultParkTTL
+	}
+	return time.Duration(*t.Park.TTL)
+}
+
+// checkPark checks the park block; conversation says the route keeps
+// conversations, whose store and scope parked calls use.
+func (t *ToolServers) checkPark(conversation bool) error {
+	p := t.Park
+	if p == nil {
+		return nil
+	}
+	if p.TTL != nil && (*p.TTL <= 0 || time.Duration(*p.TTL) > MaxParkTTL) {
+		return errorf("tool_servers.park.ttl", "tools: park: ttl must be between 1s and %s (got %s)", MaxParkTTL, time.Duration(*p.TTL))
+	}
+	if conversation && (p.Store != "" || p.Dir != "" || p.RedisURL != "" || p.KeyPrefix != "" || p.Scope != "") {
+		return errorf("tool_servers.park.store", "tools: park: a conversation route keeps waiting calls in its conversation's store and scope; set only ttl")
+	}
+	switch p.Store {
+	case "", StoreFile:
+		if p.RedisURL != "" || p.KeyPrefix != "" {
+			return errorf("tool_servers.park.redis_url", "tools: park: redis_url and key_prefix are for store redis")
+		}
+	case StoreRedis:
+		if p.RedisURL == "" {
+			return errorf("tool_servers.park.redis_url", "tools: park: store redis needs a URL")
+		}
+		if p.Dir != "" {
+			return errorf("tool_servers.park.dir", "tools: park: dir is for store file")
+		}
+	default:
+		return errorf("tool_servers.park.store", "tools: park: unknown store %q (want file or redis)", p.Store)
+	}
+	return nil
 }
 
 // MCPServer is one `mcp <name> { … }` block: a Model Context Protocol
@@ -68,6 +143,23 @@ type MCPServer struct {
 	// Approve lists the tools that need the user's approval before they
 	// run (CONTRACT.md §13).
 	Approve []string `json:"approve,omitempty"`
+	// Events names, by tool, the data event a successful result of the
+	// tool becomes on AI SDK routes (specs/004 §7.3.1 ARTIFACT_EVENT_TYPES):
+	// "quiz-complete", "interactive-content" or "pptx-outline" (a result
+	// that carries a file is "file-ready" by itself). Such events are the
+	// artifacts validate counts.
+	Events map[string]string `json:"events,omitempty"`
+	// Images names, by tool, the tools whose results carry images, and how
+	// the user sees them (specs/002 §3.7 image_generation mode):
+	// "display", "single_select" or "multi_select".
+	Images map[string]string `json:"images,omitempty"`
+	// Search lists the tools offered only when the user turned search on
+	// (skillpet enableSearch, specs/002 §2.3).
+	Search []string `json:"search,omitempty"`
+	// Subscribe lists the server's resources whose updates reach the
+	// client while a turn streams (skillpet resource_updated, specs/002
+	// §3.6), by URI, with the key the client sees (default the URI).
+	Subscribe []Subscription `json:"subscribe,omitempty"`
 	// Prefix is put before this server's tool names as the model sees them
 	// (search_ with a tool "web" offers "search_web"), to keep apart two
 	// servers that list the same names. Default none.
@@ -76,6 +168,19 @@ type MCPServer struct {
 	// starts it again, up to 10 times Timeout in all. Default 30s.
 	Timeout *Duration `json:"timeout,omitempty"`
 }
+
+// Subscription is a resource a server offers whose updates reach the
+// client (MCP resources/subscribe).
+type Subscription struct {
+	URI string `json:"uri"`
+	Key string `json:"key,omitempty"`
+}
+
+// The data events a tool's result may be configured to become (Events).
+var ToolEvents = []string{"quiz-complete", "interactive-content", "pptx-outline"}
+
+// The image modes (Images; specs/002 §3.7).
+var ImageModes = []string{"display", "single_select", "multi_select"}
 
 // The tools block's defaults and bounds.
 const (
@@ -153,7 +258,7 @@ var (
 // the allow lists already show it.
 func (t *ToolServers) Check() error {
 	const base = "tool_servers"
-	if len(t.MCP) == 0 {
+	if len(t.MCP) == 0 && len(t.Agents) == 0 {
 		return errorf(base+".mcp", "tools: no mcp server (want at least one mcp <name> { … } block)")
 	}
 	if t.MaxRounds < 0 || t.MaxRounds > MaxMaxRounds {
@@ -314,6 +419,35 @@ func (m *MCPServer) checkTools() error {
 	for _, tool := range m.Approve {
 		if err := check("approve", tool); err != nil {
 			return err
+		}
+	}
+	for tool, ev := range m.Events {
+		if err := check("event", tool); err != nil {
+			return err
+		}
+		if !slices.Contains(ToolEvents, ev) {
+			return errorf(m.setting("event"), "tools: mcp %s: event %s: unknown event %q (want %s)", m.Name, tool, ev, strings.Join(ToolEvents, ", "))
+		}
+	}
+	for tool, mode := range m.Images {
+		if err := check("image", tool); err != nil {
+			return err
+		}
+		if !slices.Contains(ImageModes, mode) {
+			return errorf(m.setting("image"), "tools: mcp %s: image %s: unknown mode %q (want %s)", m.Name, tool, mode, strings.Join(ImageModes, ", "))
+		}
+	}
+	for _, tool := range m.Search {
+		if err := check("search", tool); err != nil {
+			return err
+		}
+	}
+	for _, sub := range m.Subscribe {
+		if strings.TrimSpace(sub.URI) == "" {
+			return errorf(m.setting("subscribe"), "tools: mcp %s: subscribe: empty URI", m.Name)
+		}
+		if err := onlyEnvPlaceholders(sub.URI); err != nil {
+			return errorf(m.setting("subscribe"), "tools: mcp %s: subscribe: %v", m.Name, err)
 		}
 	}
 	return nil

@@ -31,6 +31,8 @@ type Capture struct {
 	asks []string
 	// msgID makes up ids for forms no tool call asked.
 	msgID string
+	// call is the call id of the event being written.
+	call  string
 	onEnd func(*Reply)
 	ended bool
 }
@@ -63,9 +65,18 @@ func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
 			}
 		case transform.KindToolResult:
 			// A call the gateway ran: its result is stored as the call's
-			// tool record (CONTRACT.md §12).
-			if ev.Tool != nil {
-				c.reply.AddResult(ev.ID, ev.Tool.Output)
+			// tool record (CONTRACT.md §12). A call waiting for the user
+			// (§13) stores what it asks: a choice as "[等待用户选择] " and
+			// the question (specs/002 §4.5), a form as the ask_user form
+			// the encoder writes next, under the call's id.
+			switch {
+			case ev.Tool == nil:
+			case ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil && ev.Tool.Await.Kind == transform.AwaitForm:
+				c.asks = append([]string{ev.ID}, c.asks...)
+			case ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil:
+				c.reply.AddResult(ev.ID, AwaitingPrefix+ev.Tool.Await.Message)
+			default:
+				c.reply.addResult(ev.ID, ev.Tool.Output, ev.Tool.Choice)
 			}
 		case transform.KindRoundStart:
 			c.reply.nextRound()
@@ -74,6 +85,7 @@ func (c *Capture) AppendEvent(dst []byte, ev transform.Event) []byte {
 	mark := len(dst)
 	dst = c.inner.AppendEvent(dst, ev)
 	if !c.ended {
+		c.call = ev.ID
 		c.observe(dst[mark:], ev.Kind)
 	}
 	return dst
@@ -138,6 +150,12 @@ func (c *Capture) observe(out []byte, kind transform.Kind) {
 			}
 		case "resource":
 			c.reply.AddResource(data)
+		case "image_generation":
+			// Stored after the call's result, as specs/002 §3.7 has it:
+			// a tool record "[image_generation] " and the block.
+			if kind == transform.KindToolResult {
+				c.reply.addResult(c.call, ImagePrefix+string(data), nil)
+			}
 		case "ask_user":
 			c.reply.AddForm(Form{ToolCallID: c.formCallID(kind), Questions: []byte(gjson.GetBytes(data, "questions").Raw)})
 		case "done":

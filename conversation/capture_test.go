@@ -256,3 +256,61 @@ func TestCaptureToolRounds(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCaptureParkedAndResumed: a turn that ends with a call waiting for
+// the user's choice stores the call and "[等待用户选择] " with the
+// question (specs/002 §4.5); the turn that resumes it (the user's answer,
+// POST /tool-response) stores the call's result first, with the choice,
+// then its own rounds. The next turn's upstream request answers the call
+// with its real result.
+func TestCaptureParkedAndResumed(t *testing.T) {
+	server := func(k transform.Kind, text string) transform.Event {
+		return transform.Event{Kind: k, Index: 0, ID: "call_c", Name: "choose", Server: true, Text: []byte(text),
+			Tool: &transform.Tool{Label: "选择", Server: "demo", Round: 1}}
+	}
+	awaiting := server(transform.KindToolResult, "")
+	awaiting.Tool = &transform.Tool{Status: transform.ToolAwaiting, Output: "选哪个？",
+		Await: &transform.Await{Kind: transform.AwaitChoice, Message: "选哪个？", Options: []transform.Option{{ID: "a", Label: "甲"}, {ID: "b", Label: "乙"}}}}
+	out, reply, _, _ := run(t, []transform.Event{
+		server(transform.KindToolCallStart, ""), server(transform.KindToolCallEnd, `{}`),
+		server(transform.KindToolRun, `{}`), awaiting, {Kind: transform.KindFinish, Code: "tool_calls"},
+	}, false)
+	if !strings.Contains(out, `"mode":"interactive","status":"awaiting_user"`) {
+		t.Fatalf("the client did not see the choice:\n%s", out)
+	}
+	turn1 := reply.Records("m1", func() string { return "m1b" }, 1)
+	if len(turn1) != 2 || turn1[1].Content != `{"_t":"_pub_tool","toolCallId":"call_c","body":"[等待用户选择] 选哪个？"}` {
+		t.Fatalf("turn 1 records: %+v", turn1)
+	}
+
+	run2 := server(transform.KindToolRun, `{}`)
+	run2.Tool = &transform.Tool{Label: "选择", Choice: &transform.Option{ID: "b", Label: "乙"}}
+	result := server(transform.KindToolResult, "")
+	result.Tool = &transform.Tool{Status: transform.ToolCompleted, Output: "picked b", Choice: &transform.Option{ID: "b", Label: "乙"}}
+	_, reply2, _, _ := run(t, []transform.Event{
+		run2, result, {Kind: transform.KindRoundStart, Index: 2},
+		{Kind: transform.KindAnswerStart}, ev(transform.KindAnswerDelta, "You picked 乙."), {Kind: transform.KindAnswerEnd},
+		{Kind: transform.KindFinish, Code: "stop"},
+	}, false)
+	turn2 := reply2.Records("m2", func() string { return "m2b" }, 2)
+	var got []string
+	for _, r := range turn2 {
+		got = append(got, r.Role+" "+r.Content)
+	}
+	want := []string{
+		`tool {"_t":"_pub_tool","toolCallId":"call_c","body":"picked b","choice":{"id":"b","label":"乙"}}`,
+		`assistant {"_t":"_pub_asst","text":"You picked 乙."}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("turn 2 records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	history := append([]Record{{ID: "u1", Role: RoleUser, Content: "go"}}, append(turn1, turn2...)...)
+	msgs, _ := Messages(nil, history, Record{Role: RoleUser, Content: "next"}, Budget{})
+	wantMsgs := `{"role":"user","content":"go"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_c","type":"function","function":{"name":"choose","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_c","content":"picked b"},` +
+		`{"role":"assistant","content":"You picked 乙."},{"role":"user","content":"next"}`
+	if string(msgs) != wantMsgs {
+		t.Errorf("upstream messages:\n%s\nwant\n%s", msgs, wantMsgs)
+	}
+}

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/llmstream/llmstream/transform/chatmsg"
 )
@@ -31,7 +32,14 @@ const (
 	NoteAnsweredWithFirst = "The user answered this form together with the first form of this reply."
 	// NoteNotAnswered answers a form the user never answered.
 	NoteNotAnswered = "The user did not answer this form."
+	// NoteContinue is what the model gets for the component's
+	// "__continue__" (after the user chose images, specs/002 §3.8).
+	NoteContinue = "[The user made the choice above. Continue from where you stopped.]"
 )
+
+// ContinueMessage is the message the component sends after an image
+// choice to continue the turn (specs/002 §3.8 autoSendAfterImageSelect).
+const ContinueMessage = "__continue__"
 
 // Budget bounds the history sent upstream, never what is stored. A zero
 // field is no bound.
@@ -121,13 +129,34 @@ func rebuildReply(recs []Record, i int) ([]message, int, bool) {
 	for _, c := range a.ToolCalls {
 		calls[c.ID] = true
 	}
+	images := map[string]string{} // tool call id → what the user chose of its images
 	for ; i < len(recs) && recs[i].Role == RoleTool; i++ {
 		t := parseTool(recs[i].Content)
 		switch {
+		case calls[t.ToolCallID] && strings.HasPrefix(t.Body, ImagePrefix):
+			// An image block is what the user saw of the result; the
+			// model reads the result, and what the user chose of it.
+			images[t.ToolCallID] = imageChoiceNote(t.Body)
 		case calls[t.ToolCallID]:
 			forms[t.ToolCallID] = t.Body
 		case len(t.Body) >= len(AskUserPrefix) && t.Body[:len(AskUserPrefix)] == AskUserPrefix:
 			orphans = append(orphans, t.Body)
+		}
+	}
+	// A call resumed by a later request (CONTRACT.md §13: the user
+	// answered it) has its result after the records of the turn that
+	// asked, after the user's message when the answer was one (a form's):
+	// that result is the call's.
+	j := i
+	if j < len(recs) && recs[j].Role == RoleUser {
+		j++
+	}
+	for ; j < len(recs) && recs[j].Role == RoleTool; j++ {
+		switch t := parseTool(recs[j].Content); {
+		case calls[t.ToolCallID] && strings.HasPrefix(t.Body, ImagePrefix):
+			images[t.ToolCallID] = imageChoiceNote(t.Body)
+		case calls[t.ToolCallID]:
+			forms[t.ToolCallID] = t.Body
 		}
 	}
 	text := a.text()
@@ -161,6 +190,9 @@ func rebuildReply(recs []Record, i int) ([]message, int, bool) {
 			content = NoteToolNotRun
 			if body, ok := forms[c.ID]; ok {
 				content = body // a result stored by someone who ran the tool
+			}
+			if note := images[c.ID]; note != "" {
+				content = joinNote(content, note)
 			}
 		case !shown:
 			content = NoteFormNotShown
@@ -288,4 +320,58 @@ func parseTool(content string) storedTool {
 		return storedTool{}
 	}
 	return t
+}
+
+// HasCall reports whether an assistant record's content (a _pub_asst
+// object) has a tool call id.
+func HasCall(content, id string) bool {
+	a := parseAssistant(content)
+	for _, c := range a.ToolCalls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// imageBlock is the part of a stored image block (specs/002 §3.7) that
+// the model is told of.
+type imageBlock struct {
+	ID     string `json:"id"`
+	Images []struct {
+		ID string `json:"id"`
+	} `json:"images"`
+	Mode             string   `json:"mode"`
+	Status           string   `json:"status"`
+	SelectedImageIDs []string `json:"selectedImageIds"`
+	ActionID         string   `json:"actionId"`
+}
+
+// parseImageBlock reads an image block's body ("[image_generation] {…}").
+func parseImageBlock(body string) (imageBlock, bool) {
+	var b imageBlock
+	rest, ok := strings.CutPrefix(body, ImagePrefix)
+	if !ok || json.Unmarshal([]byte(rest), &b) != nil {
+		return imageBlock{}, false
+	}
+	return b, true
+}
+
+// imageChoiceNote is what the model is told of the user's choice of an
+// image block: "" until the user chose (image-select).
+func imageChoiceNote(body string) string {
+	b, ok := parseImageBlock(body)
+	if !ok || b.Status != "selected" {
+		return ""
+	}
+	note := "[The user chose images " + strings.Join(b.SelectedImageIDs, ", ") + " of the " + strconvItoa(len(b.Images)) + " generated (" + b.ID + ")"
+	if b.ActionID != "" {
+		note += ", and asked for " + b.ActionID
+	}
+	return note + ".]"
+}
+
+func strconvItoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
 }

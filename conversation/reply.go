@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/llmstream/llmstream/transform"
 	"github.com/llmstream/llmstream/transform/chatmsg"
 
 	"github.com/llmstream/llmstream/transform/jsonout"
@@ -16,6 +17,12 @@ const (
 	AssistantMarker = "_pub_asst"
 	ToolMarker      = "_pub_tool"
 	AskUserPrefix   = "[ask_user] "
+	// AwaitingPrefix starts the body of a tool that waits for the user's
+	// choice (§4.5): the question follows.
+	AwaitingPrefix = "[等待用户选择] "
+	// ImagePrefix starts the body of an image block (§3.7): the
+	// image_generation object follows.
+	ImagePrefix = "[image_generation] "
 )
 
 // AskUserTool is the tool whose calls the component shows as a form
@@ -81,6 +88,9 @@ type Reply struct {
 	calls   []ToolCall
 	forms   []Form
 	results []result
+	// resumed are the results of calls made in an earlier turn, resumed
+	// in this one.
+	resumed []result
 	// earlier are the turn's rounds before this reply, in order, when the
 	// gateway ran tools (CONTRACT.md §12): each is stored as its own
 	// assistant record followed by its results.
@@ -89,16 +99,43 @@ type Reply struct {
 }
 
 // result is a tool result the gateway got for one of the reply's calls:
-// the text the model was given.
+// the text the model was given, and for a call the user answered
+// (CONTRACT.md §13) the option picked.
 type result struct {
 	callID, body string
+	choice       *transform.Option
 }
 
 // AddResult records the result of the reply's call id, as the model got
 // it: stored as the call's tool record, it is what init replays and what
 // the next turn's upstream request carries.
-func (r *Reply) AddResult(callID, body string) {
-	r.results = append(r.results, result{callID: callID, body: body})
+func (r *Reply) AddResult(callID, body string) { r.addResult(callID, body, nil) }
+
+// addResult records a result; a call of no round of this reply is one
+// made in an earlier turn and resumed in this one (the user answered it):
+// its record is stored first, after the records of the turn that asked.
+func (r *Reply) addResult(callID, body string, choice *transform.Option) {
+	res := result{callID: callID, body: body, choice: choice}
+	if !r.hasCall(callID) {
+		r.resumed = append(r.resumed, res)
+		return
+	}
+	r.results = append(r.results, res)
+}
+
+// hasCall reports whether a round of the reply made the call id.
+func (r *Reply) hasCall(id string) bool {
+	for _, c := range r.calls {
+		if c.ID == id {
+			return true
+		}
+	}
+	for i := range r.earlier {
+		if r.earlier[i].hasCall(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // nextRound files the reply as the turn's latest earlier round and
@@ -170,7 +207,13 @@ func (r *Reply) Forms() []Form { return r.forms }
 // reply that failed before showing anything is not stored: the user saw
 // an error, not a message.
 func (r *Reply) Visible() bool {
+	if len(r.resumed) > 0 {
+		return true
+	}
 	for i := range r.earlier {
+		if len(r.earlier[i].resumed) > 0 {
+			return true
+		}
 		if r.earlier[i].visible() {
 			return true
 		}
@@ -190,6 +233,15 @@ func (r *Reply) visible() bool {
 // nothing.
 func (r *Reply) Records(id string, newID func() string, now int64) []Record {
 	var recs []Record
+	// The results of resumed calls first: they answer the calls of the
+	// turn before (its last records).
+	for _, rounds := range [][]Reply{r.earlier, {*r}} {
+		for _, round := range rounds {
+			for _, res := range round.resumed {
+				recs = append(recs, Record{ID: takeID(&id, newID), Role: RoleTool, Content: string(appendResultContent(nil, res)), Time: now})
+			}
+		}
+	}
 	for i := range r.earlier {
 		recs = r.earlier[i].appendRecords(recs, &id, newID, now)
 	}
@@ -202,22 +254,42 @@ func (r *Reply) appendRecords(recs []Record, id *string, newID func() string, no
 	if !r.visible() {
 		return recs
 	}
-	next := func() string {
-		if *id != "" {
-			s := *id
-			*id = ""
-			return s
-		}
-		return newID()
-	}
+	next := func() string { return takeID(id, newID) }
 	recs = append(recs, Record{ID: next(), Role: RoleAssistant, Content: string(r.appendAssistant(nil)), Time: now})
 	for _, res := range r.results {
-		recs = append(recs, Record{ID: next(), Role: RoleTool, Content: string(AppendToolContent(nil, res.callID, res.body)), Time: now})
+		recs = append(recs, Record{ID: next(), Role: RoleTool, Content: string(appendResultContent(nil, res)), Time: now})
 	}
 	for _, f := range r.forms {
 		recs = append(recs, Record{ID: next(), Role: RoleTool, Content: string(AppendToolContent(nil, f.ToolCallID, AskUserPrefix+string(f.Questions))), Time: now})
 	}
 	return recs
+}
+
+// takeID returns *id the first time (then ""), a new id after.
+func takeID(id *string, newID func() string) string {
+	if *id != "" {
+		s := *id
+		*id = ""
+		return s
+	}
+	return newID()
+}
+
+// appendResultContent appends the _pub_tool object of a result: with the
+// user's pick as "choice" {id, label} when the user answered the call, a
+// member parseHistoryMessages ignores and a history reader can show.
+func appendResultContent(dst []byte, res result) []byte {
+	dst = AppendToolContent(dst, res.callID, res.body)
+	if res.choice == nil {
+		return dst
+	}
+	dst = append(dst[:len(dst)-1], `,"choice":{"id":`...)
+	dst = jsonout.AppendStringS(dst, res.choice.ID)
+	if res.choice.Label != "" {
+		dst = append(dst, `,"label":`...)
+		dst = jsonout.AppendStringS(dst, res.choice.Label)
+	}
+	return append(dst, "}}"...)
 }
 
 // appendAssistant appends the _pub_asst object (specs/002 §4.2, §3.8):

@@ -69,6 +69,10 @@ type Lock interface {
 	Append(ctx context.Context, recs ...Record) error
 	// Clear deletes the conversation; ErrLockLost as for Append.
 	Clear(ctx context.Context) error
+	// Replace replaces the record whose ID is rec's (an image block the
+	// user made a choice in, specs/002 §3.7), or fails with ErrNoRecord;
+	// ErrLockLost as for Append.
+	Replace(ctx context.Context, rec Record) error
 	// Release gives the lock back. It is safe to call more than once.
 	Release(ctx context.Context) error
 }
@@ -76,6 +80,10 @@ type Lock interface {
 // ErrBusy is the error of Store.Lock while another stream holds the
 // conversation.
 var ErrBusy = errors.New("conversation: another reply to this conversation is in progress")
+
+// ErrNoRecord is the error of Lock.Replace for an id the conversation
+// does not have.
+var ErrNoRecord = errors.New("conversation: no record with that id")
 
 // ErrLockLost is the error of a write whose lock expired: the store was
 // unreachable longer than the lease, and another holder may write now.

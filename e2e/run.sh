@@ -207,6 +207,11 @@ if [ -z "${E2E_GO_RUN:-}" ]; then
 	fi
 fi
 
+step "go test -run TestEverythingThroughTheLoop ./caddymodule/ (server-everything's elicitation and resource updates through a conversation's loop)"
+if ! MCP_NODE_MODULES="$root/e2e/node_modules" MCP_REQUIRE_REAL=1 go test -count=1 -timeout=5m -run TestEverythingThroughTheLoop -v ./caddymodule/ 2>&1 | grep -E -- '^(\s*--- |ok|FAIL|PASS|panic)|_test.go'; then
+	failed+=("go test ./caddymodule (server-everything through the loop)")
+fi
+
 stop_caddy
 
 # The playground (caddymodule/playground) against the repository's default

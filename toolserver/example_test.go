@@ -15,7 +15,8 @@ import (
 // at cleanup.
 func Example() {
 	set, err := toolserver.New(&config.ToolServers{MCP: []config.MCPServer{
-		{Name: "demo", Builtin: "demo", Labels: map[string]string{"get_weather": "Weather"}},
+		{Name: "demo", Builtin: "demo", Labels: map[string]string{"get_weather": "Weather"},
+			Allow: []string{"always_fail", "get_weather", "search_knowledge", "sleep"}},
 	}}, nil)
 	if err != nil {
 		panic(err)

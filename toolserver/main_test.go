@@ -48,7 +48,10 @@ type testArgs struct {
 // testServer is the MCP server the test binary serves: tools that
 // misbehave on demand.
 func testServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "toolserver-test", Version: "0"}, nil)
+	// Revision 2025-11-25: a server that asks the user while it holds the
+	// call open (elicitation/create), as server-everything does.
+	s := mcp.NewServer(&mcp.Implementation{Name: "toolserver-test", Version: "0"},
+		&mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
 	obj := json.RawMessage(`{"type":"object"}`)
 	add := func(name string, h func(ctx context.Context, req *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, error)) {
 		s.AddTool(&mcp.Tool{Name: name, Description: "test tool " + name, InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -123,6 +126,28 @@ func testServer() *mcp.Server {
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":`)
 		<-ctx.Done()
 		return nil, ctx.Err()
+	})
+	// ask asks the user one choice while the call stays open (an
+	// elicitation/create, as MCP 2025-11-25 servers ask), then answers
+	// with what the user said. With Marker set, a cancelled call writes
+	// "cancelled" there.
+	add("ask", func(ctx context.Context, req *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+			Message:         "Pick a color",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string","enum":["red","blue"]}},"required":["color"]}`),
+		})
+		if err != nil || res.Action == "cancel" {
+			// Told that no answer comes: the question dismissed, or the
+			// call cancelled.
+			if a.Marker != "" && (ctx.Err() != nil || res != nil) {
+				_ = os.WriteFile(a.Marker, []byte("cancelled"), 0o600)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		b, _ := json.Marshal(res.Content)
+		return text(res.Action + " " + string(b)), nil
 	})
 	add("fail", func(context.Context, *mcp.CallToolRequest, testArgs) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil

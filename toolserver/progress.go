@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmstream/llmstream/config"
 	"github.com/llmstream/llmstream/transform/agent"
 )
 
@@ -57,6 +58,14 @@ func (r *relay) flush() {
 	r.fn(r.pending)
 }
 
+// setFn replaces the callback (nil: reports are dropped): a call held
+// open while its user decides reports to the request that resumes it.
+func (r *relay) setFn(fn func(agent.Progress)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fn, r.held = fn, false
+}
+
 // stop ends the relay: once it returns, fn is not called again.
 func (r *relay) stop() {
 	r.mu.Lock()
@@ -99,6 +108,19 @@ func (d *deadline) extend() {
 
 // stop stops the timer.
 func (d *deadline) stop() { d.timer.Stop() }
+
+// pause stops the timer while the user decides: waiting for them is not
+// the server being slow.
+func (d *deadline) pause() { d.timer.Stop() }
+
+// restart starts the timeout and its cap over: the user answered, and the
+// server works again.
+func (d *deadline) restart() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hard = time.Now().Add(d.timeout * time.Duration(config.ToolTimeoutCap))
+	d.timer.Reset(d.timeout)
+}
 
 // hitCap reports whether the cap, not the plain timeout, expired.
 func (d *deadline) hitCap() bool {

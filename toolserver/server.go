@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -39,7 +37,11 @@ type server struct {
 	prefix    string
 	allow     map[string]bool // nil: every tool
 	approve   map[string]bool
+	search    map[string]bool
 	labels    map[string]string
+	events    map[string]string
+	images    map[string]string
+	subscribe []config.Subscription
 	logger    *zap.Logger
 	client    *mcp.Client
 
@@ -73,6 +75,7 @@ type conn struct {
 	gone    chan struct{} // closed when the session has ended
 	goneErr error         // why, once gone is closed
 	// dynamic sessions
+	key      string // the digest of the header values it was opened with
 	lastUsed atomic.Int64
 	inflight atomic.Int32
 }
@@ -97,7 +100,10 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 		timeout:   m.CallTimeout(),
 		prefix:    m.Prefix,
 		approve:   map[string]bool{},
+		search:    map[string]bool{},
 		labels:    map[string]string{},
+		events:    m.Events,
+		images:    m.Images,
 		logger:    s.logger.With(zap.String("server", m.Name)),
 		ready:     make(chan struct{}),
 		ever:      map[string]bool{},
@@ -110,6 +116,12 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 	}
 	for _, a := range m.Approve {
 		srv.approve[a] = true
+	}
+	for _, a := range m.Search {
+		srv.search[a] = true
+	}
+	for _, sub := range m.Subscribe {
+		srv.subscribe = append(srv.subscribe, config.Subscription{URI: expand(sub.URI), Key: sub.Key})
 	}
 	for k, v := range m.Labels {
 		srv.labels[k] = v
@@ -143,6 +155,16 @@ func newServer(s *Set, m *config.MCPServer, expand func(string) string) (*server
 		Capabilities:                &mcp.ClientCapabilities{},
 		ToolListChangedHandler:      s.onToolListChanged,
 		ProgressNotificationHandler: s.onProgress,
+		// Elicitations a server sends while a call runs (elicit.go);
+		// setting it also announces the capability, without which a
+		// server may not offer its interactive tools.
+		ElicitationHandler: s.onElicit,
+		// An input_required result is the loop's to handle (a park),
+		// not the SDK's to answer at once.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// Updates of the resources the server block subscribes to
+		// (subscribe.go).
+		ResourceUpdatedHandler: s.onResourceUpdated,
 	}
 	if srv.transport == config.TransportHTTP {
 		// A remote server that went away is noticed between calls.
@@ -161,7 +183,7 @@ func (srv *server) supervise() {
 	failures := 0
 	for ctx.Err() == nil {
 		began := time.Now()
-		c, err := srv.connect(ctx, nil)
+		c, err := srv.connect(ctx, nil, "")
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -217,10 +239,10 @@ func (srv *server) supervise() {
 
 // connect starts a session (and, for stdio, the process) and lists its
 // tools. headers are the resolved headers of an HTTP session.
-func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, error) {
+func (srv *server) connect(ctx context.Context, headers http.Header, key string) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(srv.timeout, 10*time.Second))
 	defer cancel()
-	c := &conn{srv: srv, gone: make(chan struct{})}
+	c := &conn{srv: srv, gone: make(chan struct{}), key: key}
 	var t mcp.Transport
 	switch srv.transport {
 	case config.TransportStdio:
@@ -276,6 +298,7 @@ func (srv *server) connect(ctx context.Context, headers http.Header) (*conn, err
 		c.close()
 		return nil, fmt.Errorf("listing tools: %w", err)
 	}
+	c.subscribeAll()
 	return c, nil
 }
 
@@ -355,6 +378,9 @@ func (srv *server) offer(t *mcp.Tool) Tool {
 		InputSchema: schema,
 		Label:       label,
 		Approve:     srv.approve[t.Name],
+		Event:       srv.events[t.Name],
+		Image:       srv.images[t.Name],
+		Search:      srv.search[t.Name],
 	}
 }
 
@@ -466,21 +492,7 @@ func (srv *server) toolsFor(ctx context.Context, r Resolver, latest bool) (*conn
 // connecting it on first use. Sessions are keyed by a hash of the
 // resolved values: one user's credential never serves another's call.
 func (srv *server) dynSession(ctx context.Context, r Resolver) (*conn, error) {
-	headers := http.Header{}
-	names := make([]string, 0, len(srv.headers))
-	for k := range srv.headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, k := range names {
-		v := r(srv.headers[k])
-		if v != "" {
-			headers.Set(k, v)
-		}
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
-	}
-	key := string(h.Sum(nil))
+	headers, key := srv.resolveHeaders(r)
 	srv.mu.Lock()
 	e := srv.dyn[key]
 	if e != nil {
@@ -515,11 +527,38 @@ func (srv *server) dynSession(ctx context.Context, r Resolver) (*conn, error) {
 	return e.c, nil
 }
 
+// resolveHeaders returns the headers a request's values make for a
+// dynamic server, and their key: a digest of the values (never stored
+// or logged).
+func (srv *server) resolveHeaders(r Resolver) (http.Header, string) {
+	headers := http.Header{}
+	names := make([]string, 0, len(srv.headers))
+	for k := range srv.headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, k := range names {
+		v := r(srv.headers[k])
+		if v != "" {
+			headers.Set(k, v)
+		}
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
+	}
+	return headers, string(h.Sum(nil))
+}
+
+// sessionKey is the key of the session a request's values select.
+func (srv *server) sessionKey(r Resolver) string {
+	_, key := srv.resolveHeaders(r)
+	return key
+}
+
 // dynConnect connects a dynamic session, then watches it: when it ends it
 // leaves the map.
 func (srv *server) dynConnect(key string, e *dynEntry, headers http.Header) {
 	defer srv.set.wg.Done()
-	c, err := srv.connect(srv.set.ctx, headers)
+	c, err := srv.connect(srv.set.ctx, headers, key)
 	srv.mu.Lock()
 	e.c, e.err = c, err
 	if err != nil {
@@ -616,10 +655,18 @@ type progressKey struct {
 	token   string
 }
 
-// call is a running call, for its progress notifications.
+// call is a running call, for its progress notifications and the
+// elicitations its server sends while it runs (elicit.go).
 type call struct {
 	relay    relay
 	deadline *deadline
+	// ask receives the elicitation the server sends while the call runs,
+	// held open (MCP 2025-11-25 elicitation/create); ended is closed when
+	// the call is over. ask is buffered: one question at a time.
+	ask   chan *heldAsk
+	ended chan struct{}
+	// modes are the questions the caller can show (CallOptions.Ask).
+	modes AskMode
 }
 
 // onProgress routes a progress notification to its call; a notification
@@ -646,8 +693,9 @@ func (s *Set) onProgress(_ context.Context, req *mcp.ProgressNotificationClientR
 	cl.relay.push(agent.Progress{Progress: p.Progress, Total: p.Total, Message: msg})
 }
 
-// call runs one tool call on c; outcome is for the log.
-func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt CallOptions) (agent.Result, string) {
+// call runs one tool call on c; outcome is for the log. A call that waits
+// for the user comes back with a park (Result.Park), outcome "parked".
+func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt CallOptions, set func(*mcp.CallToolParams)) (agent.Result, string) {
 	if c == nil {
 		return agent.ErrorResult(fmt.Sprintf("Tool %s is not available right now: its server %s is not connected. Try again later, or answer without it.", t.Name, srv.name)), "server_down"
 	}
@@ -655,71 +703,12 @@ func (srv *server) call(ctx context.Context, c *conn, t Tool, args []byte, opt C
 	if err != nil {
 		return agent.ErrorResult(fmt.Sprintf("Tool %s was not called: %v. Call it again with a JSON object of arguments.", t.Name, err)), "bad_arguments"
 	}
-	c.inflight.Add(1)
-	defer func() {
-		c.lastUsed.Store(time.Now().UnixNano())
-		c.inflight.Add(-1)
-	}()
-
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var timedOut atomic.Bool
-	cl := &call{relay: relay{fn: opt.Progress}}
-	cl.deadline = newDeadline(srv.timeout, config.ToolTimeoutCap, func() {
-		timedOut.Store(true)
-		cancel()
-	})
-	defer cl.deadline.stop()
-	token := "llmstream-" + strconv.FormatUint(srv.set.tokens.Add(1), 10)
-	key := progressKey{c.session, token}
-	srv.set.calls.Store(key, cl)
-	defer cl.relay.stop()
-	defer srv.set.calls.Delete(key)
-
 	params := &mcp.CallToolParams{Name: t.ServerTool, Arguments: raw}
-	params.SetProgressToken(token)
-	res, err := c.session.CallTool(callCtx, params)
-	switch {
-	case err == nil && res == nil:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s returned nothing.", t.Name)), "failed"
-	case err == nil && res.NeedsInput():
-		// Input-required results (MCP multi-round-trip requests) are
-		// issue 19's interactive tools; until then the model is told.
-		return agent.ErrorResult(fmt.Sprintf("Tool %s asked for the user's input, which this route cannot collect yet. Answer without it.", t.Name)), "input_required"
-	case err == nil:
-		r := convert(res, srv.set.maxBinary)
-		if r.IsError {
-			return r, "tool_error"
-		}
-		return r, "ok"
-	case timedOut.Load():
-		if cl.deadline.hitCap() {
-			return agent.ErrorResult(fmt.Sprintf("Tool %s timed out: it was still reporting progress after %s, the most a call may take. Try a smaller request, or answer without it.", t.Name, srv.timeout*config.ToolTimeoutCap)), "timeout"
-		}
-		return agent.ErrorResult(fmt.Sprintf("Tool %s timed out after %s without an answer. Try again later, or answer without it.", t.Name, srv.timeout)), "timeout"
-	case ctx.Err() != nil:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s was cancelled.", t.Name)), "cancelled"
+	if set != nil {
+		set(params)
 	}
-	var werr *jsonrpc.Error
-	switch {
-	case errors.As(err, &werr) && werr.Code == codeTooLarge:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s returned a result larger than %d bytes, which was dropped. Ask for less (a narrower query, a smaller range).", t.Name, srv.set.maxMessage)), "too_large"
-	case errors.As(err, &werr) && werr.Code == codeRejected:
-		// The SDK's transport failed this one call (HTTP: its request or
-		// its response stream broke, as when the server dies mid-call);
-		// "rejected by transport" would tell the model nothing.
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: the connection to its server %s broke during the call. Try again later, or answer without it.", t.Name, srv.name)), "connection_failed"
-	case errors.As(err, &werr):
-		msg := werr.Message
-		if len(msg) > 1024 {
-			msg = msg[:1024] + "…"
-		}
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: %s", t.Name, msg)), "protocol_error"
-	case errors.Is(err, mcp.ErrConnectionClosed) || c.ended(250*time.Millisecond):
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: its server %s stopped during the call (it is being restarted). Try again later, or answer without it.", t.Name, srv.name)), "server_stopped"
-	default:
-		return agent.ErrorResult(fmt.Sprintf("Tool %s failed: the call to its server %s did not complete. Try again later, or answer without it.", t.Name, srv.name)), "failed"
-	}
+	r := srv.start(ctx, c, t, params, opt)
+	return r.wait(ctx, opt)
 }
 
 // ended reports whether the session ends within wait (a call that failed

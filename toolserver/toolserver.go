@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/llmstream/llmstream/config"
@@ -82,6 +83,11 @@ type Tool struct {
 	// Approve is set when the route wants the user's approval before the
 	// tool runs (CONTRACT.md §13).
 	Approve bool
+	// Event is the data event its results become (config's events), ""
+	// for none; Image its image mode ("" when its results are not shown
+	// as images); Search says it is offered only with search on.
+	Event, Image string
+	Search       bool
 }
 
 // Resolver expands request placeholders in a string: the request's Caddy
@@ -99,6 +105,14 @@ type CallOptions struct {
 	// block. nil: progress is not reported (it still extends the
 	// timeout).
 	Progress func(agent.Progress)
+	// Ask says which questions the caller can show its user (CONTRACT.md
+	// §13): a server's elicitation of such a question parks the call
+	// (Result.Park) instead of being declined. 0: none, every
+	// elicitation is declined.
+	Ask AskMode
+	// HoldTTL bounds how long a call its server holds open waits for the
+	// user's answer (DefaultHoldTTL when 0).
+	HoldTTL time.Duration
 	// Done receives the call's record when it returns, on the calling
 	// goroutine: for metrics and trace spans (CONTRACT.md §15), never
 	// arguments or results. nil: not reported.
@@ -145,6 +159,9 @@ type Set struct {
 
 	tokens   atomic.Uint64 // progress tokens
 	calls    sync.Map      // progressKey → *call
+	active   sync.Map      // *mcp.ClientSession → *sessionCalls (elicit.go)
+	watch    watchers      // the streams watching subscribed resources (subscribe.go)
+	pending  atomic.Int64  // updates being read (subscribe.go)
 	sessions sync.Map      // *mcp.ClientSession → *conn
 	warned   sync.Map      // name collisions already logged
 
@@ -239,6 +256,7 @@ func (s *Set) Close() error {
 		return nil
 	}
 	s.cancel()
+	s.releaseHolds()
 	for _, srv := range s.servers {
 		srv.closeAll()
 	}
@@ -323,7 +341,12 @@ func (s *Set) warnCollision(name, first, second string) {
 // tool's, or an error result saying what went wrong (unknown tool, server
 // down, timeout, cancelled, crash mid-call, a reply over the bound, a
 // protocol error).
-func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOptions) (res agent.Result) {
+func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOptions) agent.Result {
+	return s.call(ctx, name, args, opt, nil)
+}
+
+// call is Call, with params set for a call made again (Resume).
+func (s *Set) call(ctx context.Context, name string, args []byte, opt CallOptions, set func(*mcp.CallToolParams)) (res agent.Result) {
 	start := time.Now()
 	outcome, srvName, tool := "ok", "", name
 	defer func() {
@@ -335,7 +358,7 @@ func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOption
 		// (not the tool: its own errors are results).
 		log := s.logger.Debug
 		switch outcome {
-		case "ok", "tool_error", "cancelled", "unknown_tool", "bad_arguments":
+		case "ok", "tool_error", "cancelled", "unknown_tool", "bad_arguments", "parked":
 		default:
 			log = s.logger.Warn
 		}
@@ -375,7 +398,7 @@ func (s *Set) Call(ctx context.Context, name string, args []byte, opt CallOption
 		return agent.ErrorResult(fmt.Sprintf("Unknown tool %q: no tool of that name is offered. Use one of the tools you were given.", name))
 	}
 	srvName, tool = srv.name, t.ServerTool
-	res, outcome = srv.call(ctx, c, t, args, opt)
+	res, outcome = srv.call(ctx, c, t, args, opt, set)
 	return res
 }
 

@@ -92,6 +92,18 @@ const (
 	// the results went back to the model and the upstream is answering
 	// again. The new round's events follow, in the same stream.
 	KindRoundStart
+	// KindResourceUpdated says a resource the route subscribes to changed
+	// (CONTRACT.md §13, MCP resources/updated): Name is its key, Text its
+	// new snapshot as JSON (borrowed). It may come at any time while the
+	// stream is open.
+	KindResourceUpdated
+	// KindAgent carries one event of a sub-agent's own stream (CONTRACT.md
+	// §13, specs/002 §3.5), nested in server call ID (the call that
+	// consulted it): Code says which (AgentThinking, AgentToken,
+	// AgentToolStart, AgentToolResult, AgentRound), Text the thinking or
+	// answer text (borrowed), Name a tool's name, and Tool the agent
+	// (AgentID, AgentName) with a tool's Label, Status and Output.
+	KindAgent
 	// KindFinish ends a successful stream: Code is the finish reason in
 	// OpenAI spelling ("stop", "length", "tool_calls", "content_filter").
 	// It is the last event; exactly one of KindFinish and KindError ends
@@ -105,34 +117,36 @@ const (
 )
 
 var kindNames = [numKinds]string{
-	KindRaw:            "raw",
-	KindReasoningStart: "reasoning_start",
-	KindReasoningDelta: "reasoning_delta",
-	KindReasoningEnd:   "reasoning_end",
-	KindSerpSummary:    "serp_summary",
-	KindThinkingStart:  "thinking_start",
-	KindThinkingEnd:    "thinking_end",
-	KindPhaseStart:     "phase_start",
-	KindPhaseDelta:     "phase_delta",
-	KindPhaseEnd:       "phase_end",
-	KindAnswerStart:    "answer_start",
-	KindAnswerDelta:    "answer_delta",
-	KindAnswerEnd:      "answer_end",
-	KindSerpQueries:    "serp_queries",
-	KindToolCallStart:  "tool_call_start",
-	KindToolArgsDelta:  "tool_args_delta",
-	KindToolCallEnd:    "tool_call_end",
-	KindClarify:        "clarify",
-	KindArtifacts:      "artifacts",
-	KindRouted:         "routed",
-	KindUsage:          "usage",
-	KindViolation:      "violation",
-	KindToolRun:        "tool_run",
-	KindToolProgress:   "tool_progress",
-	KindToolResult:     "tool_result",
-	KindRoundStart:     "round_start",
-	KindFinish:         "finish",
-	KindError:          "error",
+	KindRaw:             "raw",
+	KindReasoningStart:  "reasoning_start",
+	KindReasoningDelta:  "reasoning_delta",
+	KindReasoningEnd:    "reasoning_end",
+	KindSerpSummary:     "serp_summary",
+	KindThinkingStart:   "thinking_start",
+	KindThinkingEnd:     "thinking_end",
+	KindPhaseStart:      "phase_start",
+	KindPhaseDelta:      "phase_delta",
+	KindPhaseEnd:        "phase_end",
+	KindAnswerStart:     "answer_start",
+	KindAnswerDelta:     "answer_delta",
+	KindAnswerEnd:       "answer_end",
+	KindSerpQueries:     "serp_queries",
+	KindToolCallStart:   "tool_call_start",
+	KindToolArgsDelta:   "tool_args_delta",
+	KindToolCallEnd:     "tool_call_end",
+	KindClarify:         "clarify",
+	KindArtifacts:       "artifacts",
+	KindRouted:          "routed",
+	KindUsage:           "usage",
+	KindViolation:       "violation",
+	KindToolRun:         "tool_run",
+	KindToolProgress:    "tool_progress",
+	KindToolResult:      "tool_result",
+	KindRoundStart:      "round_start",
+	KindResourceUpdated: "resource_updated",
+	KindAgent:           "agent",
+	KindFinish:          "finish",
+	KindError:           "error",
 }
 
 // String returns the kind's snake_case name, as logs and tests print it.
@@ -194,6 +208,14 @@ const (
 	// ToolFailed: the tool reported an error, timed out, or could not be
 	// reached; the model got the error as the call's result.
 	ToolFailed = "error"
+	// ToolAwaiting: the call waits for the user (CONTRACT.md §13): the
+	// route's approval, or a choice or form the tool server asked for
+	// (MCP elicitation). Tool.Await says what is asked. The turn ends
+	// after the round, and the user's answer resumes the call.
+	ToolAwaiting = "awaiting_user"
+	// ToolDenied: the user declined a call that needed approval; it was
+	// not run, and the model was told.
+	ToolDenied = "denied"
 )
 
 // Tool describes a call to a tool the gateway runs (CONTRACT.md §12).
@@ -213,8 +235,125 @@ type Tool struct {
 	// Status is a KindToolResult's outcome: ToolCompleted or ToolFailed.
 	Status string
 	// Output is a KindToolResult's result as text, as the model got it
-	// (cut at the route's max_result_bytes).
+	// (cut at the route's max_result_bytes). For a call awaiting the user
+	// it is what the conversation stores while it waits.
 	Output string
+	// Await is set on a KindToolResult whose Status is ToolAwaiting: what
+	// the user is asked.
+	Await *Await
+	// Choice is set on the events of a resumed call (CONTRACT.md §13):
+	// the option the user picked.
+	Choice *Option
+	// Event is the data event the route makes of the tool's successful
+	// results ("quiz-complete", …; "" for none), on every event of the
+	// call; Image is its image mode ("display", "single_select",
+	// "multi_select"; "" when its results are not shown as images).
+	Event, Image string
+	// AgentID, AgentName and AgentAvatar name a sub-agent: on the events
+	// of a call that consults one (skillpet tool_start agentId,
+	// agentAvatarUrl) and on KindAgent.
+	AgentID, AgentName, AgentAvatar string
+	// Images are the images a KindToolResult of an image tool carries
+	// (specs/002 §3.7), each with the URL the client fetches it at.
+	Images []Image
+	// Artifacts are what a KindToolResult produced for the user (specs/004
+	// §7.3: the artifact events): files it carries, the route's event of
+	// it. They are the evidence of validate's terminal-state rules.
+	Artifacts []Artifact
+}
+
+// The events of a sub-agent's stream (KindAgent's Code).
+const (
+	AgentThinking   = "thinking"
+	AgentToken      = "token"
+	AgentToolStart  = "tool_start"
+	AgentToolResult = "tool_result"
+	AgentRound      = "round"
+)
+
+// The kinds of artifact a tool result produces (specs/004 §7.3.1
+// ARTIFACT_EVENT_TYPES, without their "data-" prefix).
+const (
+	ArtifactFile = "file-ready"
+	// ArtifactResource is structured data a result carries (an embedded
+	// JSON resource): Name is its type, Data its JSON. It is shown, not
+	// counted as an artifact.
+	ArtifactResource = "resource"
+)
+
+// Image is one image a tool produced (specs/002 §3.7 image_generation
+// images[]).
+type Image struct {
+	ID, URL, Label string
+	// Type is its media type ("image/png").
+	Type          string
+	Width, Height int
+}
+
+// Artifact is one thing a tool result produced for the user.
+type Artifact struct {
+	// Kind is ArtifactFile or the route's event ("quiz-complete",
+	// "interactive-content", "pptx-outline").
+	Kind string
+	// URL, Name and Type are a file's: where the client fetches it, its
+	// name and its media type.
+	URL, Name, Type string
+	// Data is the JSON the route's event carries (the result's structured
+	// content, else its text as JSON, else its text as a string).
+	Data []byte
+}
+
+// AwaitKind says what a call waiting for the user asks (CONTRACT.md §13).
+type AwaitKind uint8
+
+// The kinds of questions a call may wait on.
+const (
+	// AwaitApproval asks whether the call may run: a tool the route marks
+	// approve. Options are approve and deny.
+	AwaitApproval AwaitKind = iota
+	// AwaitChoice asks for one of Options: an MCP elicitation whose
+	// answer is one choice.
+	AwaitChoice
+	// AwaitForm asks Questions: an MCP elicitation with several fields,
+	// shown as a form (skillpet ask_user).
+	AwaitForm
+)
+
+// Await is what a call that waits for the user asks (CONTRACT.md §13,
+// specs/002 §3.3 tool_result awaiting_user).
+type Await struct {
+	Kind AwaitKind
+	// ID is what the client's answer names: the AI SDK approvalId, the
+	// Responses mcp_approval_request id. Empty where the call id serves
+	// (skillpet's /tool-response names the toolCallId).
+	ID string
+	// Message is the question, for the user.
+	Message string
+	// Options are the answers of an approval or a choice.
+	Options []Option
+	// Questions are a form's fields.
+	Questions []Question
+}
+
+// The option ids of an approval.
+const (
+	OptionApprove = "approve"
+	OptionDeny    = "deny"
+)
+
+// Option is one answer the user may pick (specs/002 §3.3 options).
+type Option struct {
+	ID, Label, Description string
+}
+
+// Question is one field of a form (specs/002 §3.4 AskUserQuestion).
+type Question struct {
+	ID, Prompt string
+	Options    []Option
+	// AllowFreeText lets the user write an answer of their own;
+	// AllowMultiple lets them pick several options.
+	AllowFreeText, AllowMultiple bool
+	Placeholder                  string
 }
 
 // Clarify is a clarification the model asks of the user (specs/004 §7.2

@@ -259,6 +259,88 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// Replace rewrites the conversation's file with rec in place of the
+// record of its id: a new file, synced, renamed over the old one, so that
+// a crash leaves the old file or the new one.
+func (l *lock) Replace(ctx context.Context, rec conversation.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return errReleased
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := l.s.path(l.key)
+	old, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return conversation.ErrNoRecord
+	}
+	if err != nil {
+		return fmt.Errorf("conversation store: %w", err)
+	}
+	var out []byte
+	found := false
+	for _, line := range bytes.SplitAfter(old, []byte("\n")) {
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			continue // a torn last line: dropped, as the next append would
+		}
+		batch, ok := decodeLine(line)
+		if !ok {
+			continue
+		}
+		changed := false
+		for i := range batch {
+			if batch[i].ID == rec.ID {
+				batch[i], changed, found = rec, true, true
+			}
+		}
+		if !changed {
+			out = append(out, line...)
+			continue
+		}
+		nl := []byte{'['}
+		for i, r := range batch {
+			if i > 0 {
+				nl = append(nl, ',')
+			}
+			if nl, err = conversation.AppendRecord(nl, r); err != nil {
+				return err
+			}
+		}
+		out = append(append(out, nl...), "]\n"...)
+	}
+	if !found {
+		return conversation.ErrNoRecord
+	}
+	dir := filepath.Dir(p)
+	tmp, err := os.CreateTemp(dir, ".conv-*")
+	if err != nil {
+		return fmt.Errorf("conversation store: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(out)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("conversation store: %w", err)
+	}
+	return nil
+}
+
 // Clear removes the conversation's file.
 func (l *lock) Clear(ctx context.Context) error {
 	l.mu.Lock()

@@ -145,3 +145,62 @@ func TestLockSharedByStoresOnOneDir(t *testing.T) {
 	}
 	_ = l2.Release(ctx)
 }
+
+func TestParkConformance(t *testing.T) {
+	storetest.RunPark(t, func(t *testing.T) conversation.ParkStore {
+		s, err := New(filepath.Join(t.TempDir(), "conv"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestParkedPrivate: a parked round's file is readable by Caddy's user
+// only, as conversations are.
+func TestParkedPrivate(t *testing.T) {
+	s, _ := New(t.TempDir(), 0)
+	k := conversation.NewParkKey("s", "apr_1")
+	if err := s.Park(ctx, k, []byte("x"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(s.parkPath(k))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v", st.Mode(), err)
+	}
+}
+
+func BenchmarkPark(b *testing.B) {
+	s, err := New(b.TempDir(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkPark(b, s)
+}
+
+// TestParkedSwept: a parked round's file past its grace is removed when
+// another round of its scope is parked; a recent one stays.
+func TestParkedSwept(t *testing.T) {
+	s, _ := New(t.TempDir(), 0)
+	old, recent := conversation.NewParkKey("s", "old"), conversation.NewParkKey("s", "recent")
+	if err := s.Park(ctx, old, []byte("x"), time.Now().Add(-conversation.ParkGrace-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Park(ctx, recent, []byte("y"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-conversation.ParkGrace - 2*time.Hour)
+	if err := os.Chtimes(s.parkPath(old), long, long); err != nil {
+		t.Fatal(err)
+	}
+	delete(swept, s.parkDir(old))
+	if err := s.Park(ctx, conversation.NewParkKey("s", "new"), []byte("z"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.parkPath(old)); !os.IsNotExist(err) {
+		t.Errorf("the old file is still there: %v", err)
+	}
+	if _, err := os.Stat(s.parkPath(recent)); err != nil {
+		t.Errorf("the recent file is gone: %v", err)
+	}
+}

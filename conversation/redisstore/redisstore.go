@@ -19,6 +19,7 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -124,6 +125,19 @@ return 1`)
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`)
+	// replaceScript finds the record by the start of its JSON
+	// ({"id":"<id>", AppendRecord writes the id first) and sets it.
+	replaceScript = redis.NewScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local prefix = ARGV[2]
+local elems = redis.call('LRANGE', KEYS[1], 0, -1)
+for i, e in ipairs(elems) do
+	if string.sub(e, 1, #prefix) == prefix then
+		redis.call('LSET', KEYS[1], i - 1, ARGV[3])
+		return 1
+	end
+end
+return 2`)
 	renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -213,6 +227,33 @@ func (l *lock) Append(ctx context.Context, recs ...conversation.Record) error {
 	}
 	if n == 0 {
 		return conversation.ErrLockLost
+	}
+	return nil
+}
+
+// Replace sets the record of rec's id, fenced.
+func (l *lock) Replace(ctx context.Context, rec conversation.Record) error {
+	if l.released() {
+		return errReleased
+	}
+	b, err := conversation.AppendRecord(nil, rec)
+	if err != nil {
+		return err
+	}
+	prefix, err := conversation.AppendRecord(nil, conversation.Record{ID: rec.ID})
+	if err != nil {
+		return err
+	}
+	// {"id":"<id>", with the comma that ends the id.
+	prefix = prefix[:bytes.IndexByte(prefix, ',')+1]
+	n, err := replaceScript.Run(ctx, l.s.client, l.keys, l.token, prefix, b).Int()
+	switch {
+	case err != nil:
+		return wrap(err)
+	case n == 0:
+		return conversation.ErrLockLost
+	case n == 2:
+		return conversation.ErrNoRecord
 	}
 	return nil
 }

@@ -159,3 +159,35 @@ func TestOpenRefusesABadURL(t *testing.T) {
 		t.Fatalf("Open of a bad URL: %v", err)
 	}
 }
+
+func TestParkConformance(t *testing.T) {
+	url := storetest.StartRedis(t)
+	storetest.RunPark(t, func(t *testing.T) conversation.ParkStore {
+		s, _ := open(t, url, 0, 0)
+		return s
+	})
+}
+
+// TestParkedExpiresInRedis: Redis itself forgets a parked round
+// ParkGrace after it expires.
+func TestParkedExpiresInRedis(t *testing.T) {
+	url := storetest.StartRedis(t)
+	s, c := open(t, url, 0, 0)
+	k := conversation.NewParkKey("s", "apr_1")
+	exp := time.Now().Add(time.Minute)
+	if err := s.Park(ctx, k, []byte("x"), exp); err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := c.PTTL(ctx, s.parkKey(k)).Result()
+	if err != nil || ttl < conversation.ParkGrace || ttl > conversation.ParkGrace+2*time.Minute {
+		t.Fatalf("PTTL %v, %v; want about %v", ttl, err, conversation.ParkGrace+time.Minute)
+	}
+}
+
+func BenchmarkPark(b *testing.B) {
+	url := storetest.StartRedis(b)
+	opt, _ := redis.ParseURL(url)
+	c := redis.NewClient(opt)
+	defer c.Close()
+	storetest.BenchmarkPark(b, New(c, "bench:", 0, 0))
+}

@@ -100,14 +100,14 @@ describe('skillpet conversation backend', () => {
     assert.deepEqual(init2.messages, []);
   });
 
-  test('tool-response is refused with a JSON error', async () => {
+  test('tool-response on a route without tools: nothing waits, a JSON 404', async () => {
     const res = await fetch(`${CHAT}/tool-response`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
       body: JSON.stringify({ projectId: 'p', toolCallId: 'c', toolName: 't', optionId: 'o' }),
     });
-    assert.equal(res.status, 501);
-    assert.equal((await res.json()).error, 'TOOL_RESPONSE_UNSUPPORTED');
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).error, 'NOT_WAITING');
   });
 
   test('no Authorization: 403, nothing read', async () => {

@@ -84,6 +84,67 @@ describe('examples/aisdk-page: the chat logic, headless', () => {
   });
 });
 
+/** until waits for cond, polling, at most ms. */
+async function until(cond, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('examples/aisdk-page: tools the gateway runs (CONTRACT §13)', () => {
+  test('progress updated in place, the file, the approval request; the approval runs the call', async () => {
+    const renders = [];
+    const statuses = [];
+    const errors = [];
+    const chat = createChat({
+      api: `${BASE}/page_agent/chat`,
+      onChange: (s) => {
+        renders.push(s.messages.map(renderMessage).join(''));
+        if (statuses.at(-1) !== s.status) statuses.push(s.status);
+      },
+      onError: (e) => errors.push(e),
+    });
+    await chat.sendMessage({ text: 'search, report, weather' });
+    assert.deepEqual(errors, []);
+    assert.equal(chat.status, 'ready');
+    const msg = chat.messages[1];
+    // search_knowledge's progress: one part, replaced as it goes; the page
+    // showed it rising, never two at once.
+    const progress = msg.parts.filter((p) => p.type === 'data-tool-progress');
+    assert.equal(progress.length, 1);
+    assert.equal(progress[0].data.toolName, 'search_knowledge');
+    const seen = renders.map((h) => [...h.matchAll(/<div class="part progress" data-tool="[^"]+">search_knowledge: (\d+)/g)].map((m) => Number(m[1])));
+    assert.ok(seen.every((v) => v.length <= 1), 'one progress line per call');
+    const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
+    assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
+    const html = renderMessage(msg);
+    // make_report's file: a link llmstream serves.
+    const file = html.match(/<div class="part file"><a href="([^"]+)" download="([^"]+)">/);
+    assert.ok(file, 'the file-ready part');
+    assert.match(file[2], /\.md$/);
+    const served = await fetch(new URL(file[1].replaceAll('&amp;', '&'), BASE));
+    assert.equal(served.status, 200);
+    assert.match(await served.text(), /^# Caddy/);
+    // get_weather waits for the user's approval.
+    const ask = msg.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool' ? p.state === 'approval-requested' : false);
+    assert.ok(ask, `an approval request: ${msg.parts.map((p) => p.type + ':' + p.state).join(' ')}`);
+    assert.ok(html.includes(`data-approval-id="${ask.approval.id}" data-approved="true">Approve</button>`));
+    assert.ok(html.includes('tool call: <code>get_weather</code> (approval-requested) <span class="title">Weather</span>'));
+    // Approved: the answer goes back at once, the call runs, round 2 answers.
+    statuses.length = 0;
+    await chat.addToolApprovalResponse({ id: ask.approval.id, approved: true });
+    await until(() => statuses.includes('streaming') && chat.status === 'ready');
+    assert.deepEqual(errors, []);
+    assert.equal(chat.messages.length, 2, 'the continuation extends the answered message');
+    const last = renderMessage(chat.messages.at(-1));
+    assert.ok(last.includes('tool call: <code>get_weather</code> (output-available)'), last);
+    assert.match(last, /Paris: \d+°C/);
+    assert.match(last, /Done: Paris/);
+  });
+});
+
 describe('examples/aisdk-page: the agent loop, headless', () => {
   test('the tools the gateway ran are rendered with their output, and every round’s text', async () => {
     const { chat, errors } = await chatOnce(loopURL('aisdk', 'clients'), 'Look it up.');
@@ -139,6 +200,40 @@ const chromiumArgs = [
 const domText = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 describe('examples/aisdk-page: in a headless Chromium', { skip: chromium ? false : 'no chromium installed (optional: apt-get install chromium)' }, () => {
+  test('tools the gateway runs (CONTRACT §13): progress in place, the file, the approval request; Approve clicked runs the call', async () => {
+    // The condition clicks Approve once the turn ended waiting for it,
+    // keeping the list as it was then, and holds once round 2 answered.
+    const until = `(() => {
+      const ready = document.querySelector('#status [data-status="ready"]');
+      const b = document.querySelector('button[data-approval-id][data-approved="true"]');
+      if (ready && b && !window.atApproval) { window.atApproval = document.getElementById('messages').innerHTML; b.click(); }
+      return Boolean(window.atApproval && ready && document.getElementById('messages').innerHTML.includes('Done: Paris'));
+    })()`;
+    const { dom, result } = await pageDOM(
+      chromium,
+      `${BASE}/page/?api=${encodeURIComponent('/page_agent/chat')}&q=${encodeURIComponent('search, report, weather')}`,
+      until,
+      {
+        init: `window.renders = []; new MutationObserver(() => { const m = document.getElementById('messages'); if (m) window.renders.push(m.innerHTML); }).observe(document, { subtree: true, childList: true });`,
+        result: '({ renders: window.renders, atApproval: window.atApproval })',
+      },
+    );
+    const { renders, atApproval } = result;
+    // The progress line rose in place: one at a time, its count going up.
+    const seen = renders.map((h) => [...h.matchAll(/<div class="part progress" data-tool="[^"]+">search_knowledge: (\d+)/g)].map((m) => Number(m[1])));
+    assert.ok(seen.every((v) => v.length <= 1), `one progress line per call: ${JSON.stringify(seen.filter((v) => v.length > 1))} ${JSON.stringify(renders.find((h, i) => seen[i].length > 1))}`);
+    const values = seen.flat().filter((v, i, all) => v !== all[i - 1]);
+    assert.ok(values.length >= 2 && values.every((v, i) => i === 0 || v > values[i - 1]), `progress rose in place: ${values}`);
+    // When the turn ended: the approval request with its buttons, the file.
+    assert.match(atApproval, /tool call: <code>get_weather<\/code> \(approval-requested\) <span class="title">Weather<\/span>/);
+    assert.match(atApproval, /<button type="button" data-approval-id="apr_[^"]+" data-approved="false">Deny<\/button>/);
+    assert.match(atApproval, /<div class="part file"><a href="\/page_agent\/chat\?llmstream_file=[^"]+" download="[^"]+\.md">/);
+    // After the click: the call ran and round 2 answered with its result.
+    assert.match(dom, /tool call: <code>get_weather<\/code> \(output-available\)/);
+    assert.match(dom, /Done: Paris: \d+°C/);
+    assert.equal([...dom.matchAll(/<article class="message assistant"/g)].length, 1, 'the continuation extends the answered message');
+  });
+
   test('the page chats with the aisdk route and renders every part', async () => {
     const want = MOCKS.ask_user;
     const api = encodeURIComponent('/aisdk/auto/ask_user/13');

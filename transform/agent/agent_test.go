@@ -24,6 +24,7 @@ func TestNext(t *testing.T) {
 		{"round 8 of 8: the last round, without tools", Reply{Round: 8, ServerCalls: 1}, 8, StepLastRound},
 		{"max_rounds 1", Reply{Round: 1, ServerCalls: 1}, 1, StepLastRound},
 		{"the last round called anyway", Reply{Round: 9, ServerCalls: 1, ToolsOff: true}, 8, StepEnd},
+		{"a call waits for the user", Reply{Round: 1, ServerCalls: 2, Parked: 1}, 8, StepEnd},
 		{"default max", Reply{Round: DefaultMaxRounds - 1, ServerCalls: 1}, 0, StepNextRound},
 		{"default max reached", Reply{Round: DefaultMaxRounds, ServerCalls: 1}, 0, StepLastRound},
 	}

@@ -42,12 +42,16 @@ type Reply struct {
 	ServerCalls, ClientCalls int
 	// ToolsOff says the round was asked with tools disabled.
 	ToolsOff bool
+	// Parked counts its calls that wait for the user (CONTRACT.md §13).
+	Parked int
 }
 
 // Next decides what follows r once its server calls ran (CONTRACT.md
 // §12). A reply with no server call, or one that also calls the client's
 // tools (a mixed turn: the client runs those, and the turn is the
-// client's again), or the last round, ends the turn. Otherwise the
+// client's again), or one with a call waiting for the user (the user's
+// answer resumes it, in a later request), or the last round, ends the
+// turn. Otherwise the
 // results go back to the model: with tools while the round is below
 // maxRounds, and without them once maxRounds rounds made tool calls, so
 // that the model answers. maxRounds below 1 means DefaultMaxRounds.
@@ -56,7 +60,7 @@ func Next(r Reply, maxRounds int) Step {
 		maxRounds = DefaultMaxRounds
 	}
 	switch {
-	case r.ServerCalls == 0 || r.ClientCalls > 0 || r.ToolsOff:
+	case r.ServerCalls == 0 || r.ClientCalls > 0 || r.ToolsOff || r.Parked > 0:
 		return StepEnd
 	case r.Round >= maxRounds:
 		return StepLastRound

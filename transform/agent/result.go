@@ -34,6 +34,10 @@ type Part struct {
 	MIMEType string
 	URI      string
 	Name     string
+	// URL is where the client can fetch the part (an image, a resource):
+	// its URI when that is http(s), else what the gateway serves it at
+	// (set by the gateway, "" when it does not).
+	URL string
 }
 
 // Result is what a tool call gave: its content, and whether the tool
@@ -48,6 +52,13 @@ type Result struct {
 	// Structured is the tool's structured content (MCP
 	// structuredContent), raw JSON, or nil.
 	Structured []byte
+	// Park is set when the call waits for the user instead of having a
+	// result (CONTRACT.md §13): the round ends showing Park.Await, and the
+	// user's answer resumes the call. Parts and IsError are then unused.
+	Park *Park
+	// Denied says the user declined the call (an approval answered no):
+	// it did not run, and Parts say so to the model.
+	Denied bool
 }
 
 // ErrorResult is the result of a call that failed before or instead of

@@ -116,6 +116,8 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendToolResult(dst, ev)
 	case transform.KindRoundStart:
 		dst = e.appendStep(dst)
+	case transform.KindResourceUpdated:
+		dst = e.appendResourceUpdated(dst, ev.Name, ev.Text)
 	case transform.KindClarify:
 		dst = e.appendClarify(dst, ev.Clarify)
 	case transform.KindArtifacts:

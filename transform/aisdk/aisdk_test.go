@@ -109,6 +109,14 @@ func checkStream(out []byte) error {
 				return fmt.Errorf("%s for call %q without its input, twice, or not providerExecuted", typ, id)
 			}
 			outputs[id] = true
+		case "tool-approval-request", "tool-output-denied":
+			// A server call waiting for the user's approval (CONTRACT.md
+			// §13), or declined: a part whose input the client has.
+			id := m["toolCallId"].(string)
+			if !inputs[id] || outputs[id] {
+				return fmt.Errorf("%s for call %q without its input, or twice", typ, id)
+			}
+			outputs[id] = true
 		case "finish-step":
 			if openText != "" || openReasoning != "" {
 				return fmt.Errorf("finish-step with a part open")
@@ -201,6 +209,37 @@ func TestEvents(t *testing.T) {
 		{"error_closes_parts", []transform.Event{encodertest.Event(transform.KindAnswerStart), encodertest.Answer("a"), encodertest.Failure("upstream_error", "cut")},
 			[]string{`{"type":"text-start","id":"text-0"}`, `{"type":"text-delta","id":"text-0","delta":"a"}`, `{"type":"text-end","id":"text-0"}`,
 				`{"type":"error","errorText":"cut"}`, `[DONE]`}},
+		{"approval_request", []transform.Event{
+			encodertest.ToolRun(0, "c1", "delete_file", `{"path":"a"}`, "删除文件", "files", 1),
+			encodertest.ToolAwait(0, "c1", "delete_file", transform.Await{Kind: transform.AwaitApproval, ID: "apr_1", Message: "ok?",
+				Options: []transform.Option{{ID: "approve"}, {ID: "deny"}}}),
+			encodertest.Finish("tool_calls"),
+		}, []string{
+			`{"type":"tool-input-available","toolCallId":"c1","toolName":"delete_file","input":{"path":"a"},"providerExecuted":true,"dynamic":true,"title":"删除文件"}`,
+			`{"type":"tool-approval-request","approvalId":"apr_1","toolCallId":"c1"}`,
+			`{"type":"finish","finishReason":"tool-calls"}`, `[DONE]`,
+		}},
+		{"artifacts_after_output", []transform.Event{
+			encodertest.ToolRun(0, "c1", "generate_pptx", `{}`, "PPT", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "generate_pptx", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "file-ready", URL: "/a?llmstream_file=f1", Name: "deck.pptx", Type: "application/pptx"},
+					{Kind: "pptx-outline", Data: []byte(`{"slides":2}`)}}}},
+		}, []string{
+			`{"type":"tool-input-available","toolCallId":"c1","toolName":"generate_pptx","input":{},"providerExecuted":true,"dynamic":true,"title":"PPT"}`,
+			`{"type":"tool-output-available","toolCallId":"c1","output":"ok","providerExecuted":true,"dynamic":true}`,
+			`{"type":"data-file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"}}`,
+			`{"type":"data-pptx-outline","data":{"slides":2}}`,
+		}},
+		{"resource_updated_in_place", []transform.Event{
+			{Kind: transform.KindResourceUpdated, Name: "plan", Text: []byte(`{"v":1}`)},
+		}, []string{`{"type":"data-resource-updated","id":"plan","data":{"key":"plan","snapshot":{"v":1}}}`}},
+		{"approval_denied", []transform.Event{
+			encodertest.ToolRun(0, "c1", "delete_file", `{"path":"a"}`, "删除文件", "files", 1),
+			encodertest.ToolResult(0, "c1", "delete_file", transform.ToolDenied, "The user declined."),
+		}, []string{
+			`{"type":"tool-input-available","toolCallId":"c1","toolName":"delete_file","input":{"path":"a"},"providerExecuted":true,"dynamic":true,"title":"删除文件"}`,
+			`{"type":"tool-output-denied","toolCallId":"c1"}`,
+		}},
 		{"ignored_kinds", []transform.Event{encodertest.Routed("m", "u"), encodertest.Raw("x"), encodertest.Text(transform.KindUsage, `{"a":1}`), encodertest.Event(transform.KindThinkingStart), encodertest.Event(transform.KindThinkingEnd)}, nil},
 	}
 	for _, tt := range tests {

@@ -71,3 +71,19 @@ func (e *Encoder) appendViolations(dst []byte) []byte {
 	dst = e.violations.AppendJSON(dst)
 	return append(dst, "}}\n\n"...)
 }
+
+// appendResourceUpdated appends data-resource-updated {key, snapshot} with
+// the key as the part's id: a resource the route subscribes to changed
+// (CONTRACT.md §13), and useChat replaces the part of that key in place,
+// so the page holds each resource's latest state. A snapshot that is not
+// JSON is sent as a string.
+func (e *Encoder) appendResourceUpdated(dst []byte, key string, snapshot []byte) []byte {
+	dst = e.closePart(dst)
+	dst = append(dst, `data: {"type":"data-resource-updated","id":`...)
+	dst = jsonout.AppendStringS(dst, key)
+	dst = append(dst, `,"data":{"key":`...)
+	dst = jsonout.AppendStringS(dst, key)
+	dst = append(dst, `,"snapshot":`...)
+	dst = jsonout.AppendOrString(dst, snapshot)
+	return append(dst, "}}\n\n"...)
+}

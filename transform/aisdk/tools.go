@@ -175,9 +175,105 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 	}
 	failed, output := true, ""
 	if ev.Tool != nil {
+		switch ev.Tool.Status {
+		case transform.ToolAwaiting:
+			if ev.Tool.Await != nil && ev.Tool.Await.Kind == transform.AwaitApproval {
+				return e.appendApprovalRequest(dst, ev)
+			}
+		case transform.ToolDenied:
+			return e.appendDenied(dst, ev)
+		}
 		failed, output = ev.Tool.Status != transform.ToolCompleted, ev.Tool.Output
 	}
-	return e.appendOutput(dst, ev.Index, ev.ID, failed, output)
+	dst = e.appendOutput(dst, ev.Index, ev.ID, failed, output)
+	if ev.Tool != nil {
+		dst = appendArtifacts(dst, ev.Tool.Artifacts)
+		dst = appendImages(dst, ev.Tool.Images)
+	}
+	return dst
+}
+
+// appendImages appends a file part {url, mediaType} per image a result
+// carries (CONTRACT.md §13): useChat shows an image file part as the
+// image.
+func appendImages(dst []byte, images []transform.Image) []byte {
+	for _, im := range images {
+		typ := im.Type
+		if typ == "" {
+			typ = "image/png"
+		}
+		dst = append(dst, `data: {"type":"file","url":`...)
+		dst = jsonout.AppendStringS(dst, im.URL)
+		dst = append(dst, `,"mediaType":`...)
+		dst = jsonout.AppendStringS(dst, typ)
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
+}
+
+// appendArtifacts appends a data part per artifact of a result (specs/004
+// §7.3: the events the seed's tools emit): data-file-ready {url, name,
+// type} for a file, data-<event> with the result's data for the route's
+// event of the tool (data-quiz-complete, data-interactive-content,
+// data-pptx-outline).
+func appendArtifacts(dst []byte, arts []transform.Artifact) []byte {
+	for _, a := range arts {
+		dst = append(dst, `data: {"type":"data-`...)
+		dst = jsonout.AppendStringBodyS(dst, a.Kind)
+		dst = append(dst, `","data":`...)
+		switch a.Kind {
+		case transform.ArtifactResource:
+			// data-resource {resourceType, data}: structured data.
+			dst = append(dst, `{"resourceType":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"data":`...)
+			dst = jsonout.AppendOrString(dst, a.Data)
+			dst = append(dst, '}')
+		case transform.ArtifactFile:
+			dst = append(dst, `{"url":`...)
+			dst = jsonout.AppendStringS(dst, a.URL)
+			dst = append(dst, `,"name":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"type":`...)
+			dst = jsonout.AppendStringS(dst, a.Type)
+			dst = append(dst, '}')
+		default:
+			dst = jsonout.AppendOrString(dst, a.Data)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
+}
+
+// appendApprovalRequest appends tool-approval-request {approvalId,
+// toolCallId} for a server call that waits for the user's approval
+// (CONTRACT.md §13): useChat shows the part in state approval-requested,
+// and addToolApprovalResponse sends the answer back in the next request,
+// which resumes the call. The approval id is the gateway's (Await.ID), the
+// call id when it has none. The part is done for this stream: it is not
+// abandoned at the end.
+func (e *Encoder) appendApprovalRequest(dst []byte, ev transform.Event) []byte {
+	dst = e.closePart(dst)
+	e.calls[ev.Index] = callOutput | callServer
+	id := ev.Tool.Await.ID
+	if id == "" {
+		id = ev.ID
+	}
+	dst = append(dst, `data: {"type":"tool-approval-request","approvalId":`...)
+	dst = jsonout.AppendStringS(dst, id)
+	dst = append(dst, `,"toolCallId":`...)
+	dst = jsonout.AppendStringS(dst, ev.ID)
+	return append(dst, "}\n\n"...)
+}
+
+// appendDenied appends tool-output-denied {toolCallId}: the user declined
+// the call, which did not run (the part's state output-denied).
+func (e *Encoder) appendDenied(dst []byte, ev transform.Event) []byte {
+	dst = e.closePart(dst)
+	e.calls[ev.Index] = callOutput | callServer
+	dst = append(dst, `data: {"type":"tool-output-denied","toolCallId":`...)
+	dst = jsonout.AppendStringS(dst, ev.ID)
+	return append(dst, "}\n\n"...)
 }
 
 // appendOutput appends the output chunk that completes server call i.

@@ -132,3 +132,10 @@ func ToolResult(i int, id, name, status, output string) transform.Event {
 func RoundStart(n int) transform.Event {
 	return transform.Event{Kind: transform.KindRoundStart, Index: n}
 }
+
+// ToolAwait returns the KindToolResult of server call i that waits for
+// the user (CONTRACT.md §13): w is what is asked.
+func ToolAwait(i int, id, name string, w transform.Await) transform.Event {
+	return transform.Event{Kind: transform.KindToolResult, Index: i, ID: id, Name: name,
+		Tool: &transform.Tool{Status: transform.ToolAwaiting, Output: w.Message, Await: &w}}
+}

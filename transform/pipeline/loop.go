@@ -25,6 +25,10 @@ type Loop struct {
 	// MaxResultBytes bounds what the model is given of one result
 	// (agent.ModelText).
 	MaxResultBytes int
+	// Describe, when set, completes the tool a call's events carry from
+	// its complete arguments: a consult_agent call names the sub-agent
+	// it consults (CONTRACT.md §13), and its start shows it.
+	Describe func(name string, args []byte, t *transform.Tool)
 }
 
 // ServerCall is a call to a tool the gateway runs, made by the reply that
@@ -41,10 +45,33 @@ type ServerCall struct {
 	Refused string
 	// Tool is its label and server.
 	Tool transform.Tool
+	// Park is set while the call waits for the user (CONTRACT.md §13):
+	// its result was a park. Answer is set on a resumed call the user
+	// answered (Resume): the caller runs it on.
+	Park   *agent.Park
+	Answer *agent.Answer
 
 	result string // the tool message's content, once the result came
 	done   bool
 }
+
+// choice returns the option a resumed call's answer picked, nil when it
+// is not resumed or the answer is a form's.
+func (c *ServerCall) choice() *transform.Option {
+	if c.Park == nil || c.Answer == nil || c.Answer.OptionID == "" {
+		return nil
+	}
+	for _, o := range c.Park.Await.Options {
+		if o.ID == c.Answer.OptionID {
+			return &o
+		}
+	}
+	return &transform.Option{ID: c.Answer.OptionID}
+}
+
+// Done reports whether the call has its result: a resumed round's calls
+// that ran before it was parked are not run again.
+func (c *ServerCall) Done() bool { return c.done }
 
 // loopState is a stream's state of its loop.
 type loopState struct {
@@ -140,6 +167,9 @@ func (p *Pipeline) recordCall(ev transform.Event, c *call, native bool) {
 		return
 	}
 	sc := ServerCall{Index: ev.Index, ID: ev.ID, Name: ev.Name, Arguments: append([]byte(nil), ev.Text...), Tool: *c.tool}
+	if d := p.loop.cfg.Describe; d != nil {
+		d(ev.Name, ev.Text, &sc.Tool)
+	}
 	if p.loop.toolsOff {
 		sc.Refused = agent.NotRunLastRound
 	}
@@ -181,7 +211,11 @@ func (p *Pipeline) RunTool(dst []byte, i int) []byte {
 	p.out = dst
 	defer p.release()
 	c := &p.loop.calls[i]
+	if c.done {
+		return p.out // a resumed round's call that had its result
+	}
 	tool := c.Tool
+	tool.Choice = c.choice()
 	p.deliver(transform.Event{Kind: transform.KindToolRun, Index: c.Index, ID: c.ID, Name: c.Name, Text: c.Arguments, Tool: &tool})
 	return p.out
 }
@@ -211,14 +245,36 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 	p.out = dst
 	defer p.release()
 	c := &p.loop.calls[i]
-	c.done = true
+	if r.Park != nil {
+		// The call waits for the user: shown as asked, and the round
+		// ends (Next) to be resumed by the answer.
+		c.Park, c.Answer = r.Park, nil
+		tool := c.Tool
+		tool.Status, tool.Output, tool.Await = transform.ToolAwaiting, r.Park.Await.Message, &r.Park.Await
+		p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
+		return p.out
+	}
+	choice := c.choice()
+	c.done, c.Park, c.Answer = true, nil, nil
 	c.result = agent.ModelText(r, p.loop.cfg.MaxResultBytes)
 	tool := c.Tool
+	tool.Choice = choice
+	tool.Artifacts = agent.Artifacts(c.Tool.Event, r)
+	tool.Images = agent.Images(r)
 	tool.Status, tool.Output = transform.ToolCompleted, c.result
-	if r.IsError {
+	switch {
+	case r.Denied:
+		tool.Status = transform.ToolDenied
+	case r.IsError:
 		tool.Status = transform.ToolFailed
 	}
-	p.evidence(c.Name, r)
+	events := 0
+	for _, a := range tool.Artifacts {
+		if agent.IsArtifactEvent(a) {
+			events++
+		}
+	}
+	p.evidence(c.Name, events)
 	p.deliver(transform.Event{Kind: transform.KindToolResult, Index: c.Index, ID: c.ID, Name: c.Name, Tool: &tool})
 	return p.out
 }
@@ -229,9 +285,25 @@ func (p *Pipeline) ToolResult(dst []byte, i int, r agent.Result) []byte {
 func (p *Pipeline) Next() agent.Step {
 	lp := &p.loop
 	return agent.Next(agent.Reply{
-		Round: lp.round, ServerCalls: len(lp.calls), ClientCalls: lp.clientCalls, ToolsOff: lp.toolsOff,
+		Round: lp.round, ServerCalls: len(lp.calls), ClientCalls: lp.clientCalls, ToolsOff: lp.toolsOff, Parked: p.parked(),
 	}, lp.cfg.MaxRounds)
 }
+
+// parked counts the reply's calls that wait for the user.
+func (p *Pipeline) parked() int {
+	n := 0
+	for i := range p.loop.calls {
+		if c := &p.loop.calls[i]; c.Park != nil && !c.done {
+			n++
+		}
+	}
+	return n
+}
+
+// Parked reports whether a call of the reply waits for the user: the
+// turn ends after the round (EndTurn), and the caller keeps the round
+// (ParkedRound) for the answer to resume (Resume).
+func (p *Pipeline) Parked() bool { return p.ToolsPending() && p.parked() > 0 }
 
 // AppendRoundMessages appends, comma-separated, the messages the next
 // round's request adds to the last one's: the reply as an assistant
@@ -293,8 +365,10 @@ func (p *Pipeline) NextRound(dst []byte, lastRound bool) []byte {
 }
 
 // EndTurn ends a turn whose last reply's server calls ran and that goes
-// no further (a mixed turn: the client runs its own calls; or the last
-// round): the reply finishes as any other.
+// no further (a mixed turn: the client runs its own calls; the last
+// round; a call waiting for the user): the reply finishes as any other,
+// with finish reason tool_calls while a call waits (the client has a
+// question to answer).
 func (p *Pipeline) EndTurn(dst []byte) []byte {
 	p.out = dst
 	defer p.release()
@@ -316,18 +390,21 @@ func (p *Pipeline) summedUsage() []byte {
 	return p.loop.sum
 }
 
-// evidence counts a server call's result as evidence of the turn's
-// artifacts for the terminal-state rules (CONTRACT.md §12: validation's
-// evidence is this loop's real calls and results).
-func (p *Pipeline) evidence(name string, r agent.Result) {
+// evidence records a server call for the terminal-state rules: called
+// tools (called_tools: the artifact tools called, failed or not) and the
+// artifact events the call emitted (emitted_events, which the rules
+// trust first: specs/004 §7.3.1 "events first"). A call that failed, or
+// whose result carried no file and is no configured event, emitted
+// none, whatever its text says.
+func (p *Pipeline) evidence(name string, artifacts int) {
 	v := p.val.cfg
-	if v == nil || !v.Terminal || !v.ArtifactTools.Has(name) {
+	if v == nil || !v.Terminal {
 		return
 	}
-	v.Evidence.AddCall(name)
-	if !r.IsError {
-		v.Evidence.Artifacts++
+	if v.ArtifactTools.Has(name) {
+		v.Evidence.AddCall(name)
 	}
+	v.Evidence.Artifacts += artifacts
 }
 
 // ranResult returns the result the model was given for the server call
@@ -339,4 +416,33 @@ func (p *Pipeline) ranResult(id string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ResourceUpdated appends KindResourceUpdated: a resource the route
+// subscribes to changed (CONTRACT.md §13). It may come at any time while
+// the stream is open; snapshot is JSON.
+func (p *Pipeline) ResourceUpdated(dst []byte, key string, snapshot []byte) []byte {
+	if !p.begun || p.ended {
+		return dst
+	}
+	p.out = dst
+	defer p.release()
+	p.deliver(transform.Event{Kind: transform.KindResourceUpdated, Name: key, Text: snapshot})
+	return p.out
+}
+
+// Agent appends one event of a sub-agent's stream (KindAgent) nested in
+// server call i, which consults it (CONTRACT.md §13): ev's Code, Text,
+// Name and Tool say what; its ID and Index are the call's. Nothing is
+// written once the call has its result.
+func (p *Pipeline) Agent(dst []byte, i int, ev transform.Event) []byte {
+	if !p.ToolsPending() || i < 0 || i >= len(p.loop.calls) || p.loop.calls[i].done {
+		return dst
+	}
+	p.out = dst
+	defer p.release()
+	c := &p.loop.calls[i]
+	ev.Kind, ev.Index, ev.ID = transform.KindAgent, c.Index, c.ID
+	p.deliver(ev)
+	return p.out
 }

@@ -335,7 +335,7 @@ func (p *Pipeline) conclude() {
 	// text: aiplan, text_tools; or a provider that ends native calls with
 	// stop) finish as tool_calls in every protocol, since clients run
 	// tools only on that reason (CONTRACT.md §8).
-	if reason == "stop" && p.loop.clientCalls > 0 {
+	if reason == "stop" && (p.loop.clientCalls > 0 || p.parked() > 0) {
 		reason = "tool_calls"
 	}
 	if p.settle() { // the reply failed its validation: retried, or an error

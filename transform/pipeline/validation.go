@@ -186,7 +186,10 @@ func (p *Pipeline) screen(ev *transform.Event) bool {
 		transform.KindReasoningEnd, transform.KindFinish,
 		// The agent loop's steps come after a reply was released: the
 		// next reply is checked on its own (CONTRACT.md §12).
-		transform.KindToolRun, transform.KindToolProgress, transform.KindToolResult, transform.KindRoundStart:
+		transform.KindToolRun, transform.KindToolProgress, transform.KindToolResult, transform.KindRoundStart,
+		// A resource update and a sub-agent's stream are not the reply's:
+		// they come while tools run (CONTRACT.md §13).
+		transform.KindResourceUpdated, transform.KindAgent:
 		return false
 	}
 	if !v.cfg.Act || v.live {

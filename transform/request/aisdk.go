@@ -41,7 +41,8 @@ func convertAISDK(body []byte) ([]byte, Info, *Error) {
 		return true
 	})
 	mid = append(mid, "]}"...)
-	return mid, Info{Stream: true}, nil
+	approvals, cont := aisdkApprovals(d, msgs)
+	return mid, Info{Stream: true, Approvals: approvals, ContinueMessage: cont}, nil
 }
 
 // The UI message parts that become OpenAI content.

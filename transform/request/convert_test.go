@@ -1,6 +1,7 @@
 package request
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -173,7 +174,7 @@ func TestRewriteAISDK(t *testing.T) {
 			if got := roleContents(t, u.Messages); !slices.Equal(got, tt.msgs) {
 				t.Errorf("messages = %q\n want %q", got, tt.msgs)
 			}
-			if info != tt.info {
+			if !reflect.DeepEqual(info, tt.info) {
 				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, k := range []string{"id", "trigger", "messageId", "temperature"} {
@@ -198,13 +199,13 @@ func TestRewriteSkillpet(t *testing.T) {
 			name: "minimal",
 			body: `{"projectId":"p1","message":"你好\n"}`,
 			msgs: []string{"system:P", "user:你好\n"},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "conversation_id",
 			body: `{"projectId":"p1","message":"hi","conversationId":"conv_123","enableSearch":true}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "conv_123"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "conv_123", NoThinking: true, Search: true}},
 		},
 		{
 			name: "thinking_off",
@@ -219,10 +220,10 @@ func TestRewriteSkillpet(t *testing.T) {
 			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
 		},
 		{
-			name: "thinking_falsy_not_false",
+			name: "thinking_falsy_not_false", // off: only true turns it on (specs/002 §3.2)
 			body: `{"projectId":"p1","message":"hi","enableThinking":0}`,
 			msgs: []string{"system:P", "user:hi"},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "attachments",
@@ -233,19 +234,19 @@ func TestRewriteSkillpet(t *testing.T) {
 				`{"id":"a4"}]}`,
 			msgs: []string{"system:P", `user:[{"type":"text","text":"look \u0022here\u0022\n\nAttachments:\n- report.pdf (application/pdf): https://x/report.pdf\n- notes.txt (text/plain)"},` +
 				`{"type":"image_url","image_url":{"url":"https://x/photo.png"}}]`},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "attachment_not_image_only",
 			body: `{"projectId":"p1","message":"see","attachments":[{"name":"a.pdf","type":"application/pdf","url":"https://x/a.pdf"}]}`,
 			msgs: []string{"system:P", "user:see\n\nAttachments:\n- a.pdf (application/pdf): https://x/a.pdf"},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 		{
 			name: "attachments_not_array",
 			body: `{"projectId":"p1","message":"see","attachments":"nope"}`,
 			msgs: []string{"system:P", "user:see"},
-			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1"}},
+			info: Info{Stream: true, Model: "m", Facts: SkillpetFacts{ConversationID: "p1", NoThinking: true}},
 		},
 	}
 	for _, tt := range tests {
@@ -261,7 +262,7 @@ func TestRewriteSkillpet(t *testing.T) {
 			if len(u.Tools) != 1 {
 				t.Errorf("tools = %s, want the configured ask_user", u.Tools)
 			}
-			if info != tt.info {
+			if !reflect.DeepEqual(info, tt.info) {
 				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, k := range []string{"projectId", "message", "enableThinking", "enableSearch", "attachments", "conversationId"} {

@@ -3,6 +3,7 @@ package request
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,7 +60,7 @@ func TestRewriteErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Rewrite succeeded: %s", out)
 			}
-			if out != nil || info != (Info{}) {
+			if out != nil || !reflect.DeepEqual(info, Info{}) {
 				t.Errorf("Rewrite returned a body or info with an error: %q %+v", out, info)
 			}
 			var e *Error

@@ -1,6 +1,7 @@
 package request
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -340,7 +341,7 @@ func TestRewriteOpenAI(t *testing.T) {
 			if got := string(u.ToolChoice); got != tt.choice {
 				t.Errorf("tool_choice = %s, want %s", got, tt.choice)
 			}
-			if want := tt.info; info != want {
+			if want := tt.info; !reflect.DeepEqual(info, want) {
 				t.Errorf("info = %+v, want %+v", info, tt.info)
 			}
 			for _, c := range tt.contains {

@@ -98,6 +98,14 @@ type Info struct {
 	// nothing; a string keeps Info comparable). It holds kinds and names
 	// only, never prompt text.
 	LeftOut string
+	// Approvals are the user's answers to calls that waited for their
+	// approval (CONTRACT.md §13), when the body carries some: the request
+	// resumes those calls rather than starting a turn.
+	Approvals []Approval
+	// ContinueMessage is the id of the assistant message an AI SDK
+	// approval reply continues (its last message), "" for none: the
+	// resumed stream's messageId, so that useChat extends that message.
+	ContinueMessage string
 }
 
 // Rewrite returns the body to send upstream for the client's body. prompt is
@@ -150,7 +158,7 @@ func (s *Shaper) rewrite(body []byte, prompt string) ([]byte, Info, *Error) {
 	if e != nil {
 		return nil, Info{}, e
 	}
-	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut
+	info.Stream, info.IncludeUsage, info.Facts, info.LeftOut, info.Approvals, info.ContinueMessage = conv.Stream, conv.IncludeUsage, conv.Facts, conv.LeftOut, conv.Approvals, conv.ContinueMessage
 	return out, info, nil
 }
 

@@ -12,18 +12,22 @@ type SkillpetFacts struct {
 	// ConversationID is done.conversationId: the body's conversationId,
 	// else its projectId.
 	ConversationID string
-	// NoThinking is set by enableThinking: false; it suppresses every
-	// thinking event.
+	// NoThinking is set unless enableThinking is true (specs/002 §3.2:
+	// thinking is sent only when enableThinking is true); it suppresses
+	// every thinking event.
 	NoThinking bool
+	// Search is enableSearch: true, which offers the route's search tools
+	// (CONTRACT.md §13).
+	Search bool
 }
 
 // convertSkillpet turns a skillpet POST /stream body (specs/002 §2.3:
 // projectId and message required; enableThinking, enableSearch,
 // attachments, conversationId optional) into an OpenAI request with one
 // user message (CONTRACT.md §3, request_format skillpet); the openai rules
-// apply to it next. enableSearch has no OpenAI counterpart and is not
-// forwarded: whether the model searches is the route's prompt and tools'
-// business. Its Facts are a SkillpetFacts.
+// apply to it next. enableThinking, unless true, turns reasoning off
+// (specs/002 §3.2); enableSearch has no OpenAI counterpart: it offers the
+// route's search tools (CONTRACT.md §13). Its Facts are a SkillpetFacts.
 func convertSkillpet(body []byte) ([]byte, Info, *Error) {
 	d, root, e := parseObject(body, missingParams)
 	if e != nil {
@@ -48,7 +52,8 @@ func convertSkillpet(body []byte) ([]byte, Info, *Error) {
 
 	req := SkillpetFacts{
 		ConversationID: d.memberStr(root, "conversationId"),
-		NoThinking:     d.kind(d.member(root, "enableThinking")) == 'f',
+		NoThinking:     d.kind(d.member(root, "enableThinking")) != 't',
+		Search:         d.kind(d.member(root, "enableSearch")) == 't',
 	}
 	if req.ConversationID == "" {
 		req.ConversationID = projectID

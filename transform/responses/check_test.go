@@ -165,10 +165,11 @@ func accumulate(out []byte) (*accumulated, error) {
 			a.id, _ = r["id"].(string)
 		case "response.output_item.added":
 			it, _ := m["item"].(map[string]any)
-			if it != nil && it["type"] == "compaction" {
-				// CompactionBody has no status; tracked here as others.
+			if it != nil && (it["type"] == "compaction" || it["type"] == "mcp_approval_request") {
+				// CompactionBody and an MCP approval request have no
+				// status; tracked here as others.
 				if _, ok := it["status"]; ok {
-					return nil, fmt.Errorf("%s: a compaction item with a status", typ)
+					return nil, fmt.Errorf("%s: a %v item with a status", typ, it["type"])
 				}
 				it["status"] = "in_progress"
 			}
@@ -320,9 +321,11 @@ func accumulate(out []byte) (*accumulated, error) {
 			// An item ends completed, or incomplete when the reply was cut
 			// short while it was written (checked at the terminal event).
 			done, _ := m["item"].(map[string]any)
-			compaction := it["type"] == "compaction"
+			compaction := it["type"] == "compaction" || it["type"] == "mcp_approval_request"
 			if compaction {
-				it["encrypted_content"] = done["encrypted_content"]
+				if it["type"] == "compaction" {
+					it["encrypted_content"] = done["encrypted_content"]
+				}
 				done["status"] = "completed"
 			}
 			if it["type"] == "mcp_call" {
@@ -579,6 +582,15 @@ func checkItem(it map[string]any, whole bool) error {
 		if _, ok := it["arguments"].(string); err == nil && (!strings.HasPrefix(id, "mcp_") || it["name"] == "" || !ok) {
 			err = fmt.Errorf("mcp_call %v", it)
 		}
+	case "mcp_approval_request":
+		keys := []string{"id", "type", "server_label", "name", "arguments"}
+		if !whole {
+			keys = append(keys, "status") // tracked as in_progress while it is open
+		}
+		err = exactKeys(it, keys...)
+		if _, ok := it["arguments"].(string); err == nil && (id == "" || it["name"] == "" || !ok) {
+			err = fmt.Errorf("mcp_approval_request %v", it)
+		}
 	default:
 		err = fmt.Errorf("output item of type %v", it["type"])
 	}
@@ -634,8 +646,9 @@ func checkWhole(out []byte, status int) (map[string]any, error) {
 	items := m["output"].([]any)
 	for i, o := range items {
 		// Only the last item of an incomplete response may be cut; a call
-		// to a tool the gateway runs may have failed.
-		if it := o.(map[string]any); it["status"] != "completed" && !(it["status"] == "incomplete" && st == "incomplete" && i == len(items)-1) &&
+		// to a tool the gateway runs may have failed; an approval request
+		// has no status.
+		if it := o.(map[string]any); it["type"] != "mcp_approval_request" && it["status"] != "completed" && !(it["status"] == "incomplete" && st == "incomplete" && i == len(items)-1) &&
 			(it["type"] != "mcp_call" || it["status"] == "in_progress") {
 			return nil, fmt.Errorf("whole response with an unfinished item: %v", o)
 		}

@@ -156,6 +156,7 @@ func Convert(body []byte) ([]byte, request.Info, *request.Error) {
 
 	info.Facts = echo(root)
 	info.LeftOut = strings.Join(c.leftOut, " ")
+	info.Approvals = c.approvals
 	return out, info, nil
 }
 

@@ -21,6 +21,8 @@ type converter struct {
 	leftOut []string
 	// calls holds the call_id of every function_call so far.
 	calls map[string]bool
+	// approvals are the mcp_approval_response items (mcp_input.go).
+	approvals []request.Approval
 	// mcpGroup is 1 + the index of the assistant message that the last
 	// mcp_call items went into, whose tool messages follow it to the end
 	// of msgs; 0 when another item came since (mcp_input.go).
@@ -115,6 +117,8 @@ func (c *converter) item(i int, raw json.RawMessage) *request.Error {
 		// reaches here came to a route that keeps no compaction key.
 		return unsupported(itemParam(i), itemParam(i)+" is a "+typ+" item, which this route cannot read: "+
 			"it needs the responses store (the route's conversation settings)")
+	case typ == "mcp_approval_response":
+		return c.approval(i, obj)
 	case typ == "item_reference":
 		return unsupported(itemParam(i), itemParam(i)+" is an item_reference: llmstream stores no items, so send the item itself")
 	case typ == "":

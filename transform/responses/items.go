@@ -18,10 +18,13 @@ const (
 	// itemCompaction is the one output item of a compaction; its text is
 	// the sealed summary (encrypted_content).
 	itemCompaction
+	// itemApproval asks the user to approve a call of a tool the gateway
+	// runs (mcp.go); its callID is the approval id, which is its item id.
+	itemApproval
 )
 
 // idPrefix is each kind's item id prefix, as OpenAI names them.
-var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemMCP: "mcp_", itemCompaction: "cmp_"}
+var idPrefix = [...]string{itemMessage: "msg_", itemReasoning: "rs_", itemFunctionCall: "fc_", itemMCP: "mcp_", itemCompaction: "cmp_", itemApproval: "mcpr_"}
 
 // item is one output item and everything it said so far.
 type item struct {

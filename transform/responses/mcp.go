@@ -89,6 +89,19 @@ func (e *Encoder) mcpItem(ev transform.Event) int {
 // call, completing its arguments first if the model's end never came.
 func (e *Encoder) mcpRun(dst []byte, ev transform.Event) []byte {
 	i := e.mcpItem(ev)
+	if i < 0 && ev.Index >= 0 && (ev.Index >= len(e.tools) || e.tools[ev.Index] == 0) {
+		// A call resumed after the user answered (CONTRACT.md §13): its
+		// model round was an earlier response, so its item opens here,
+		// with the arguments the run carries.
+		ev.Server = true
+		var ok bool
+		if dst, i, ok = e.toolItem(dst, ev); !ok {
+			return dst
+		}
+		if len(ev.Text) > 0 {
+			dst = e.argsDelta(dst, i, ev.Text)
+		}
+	}
 	if i < 0 || e.items[i].mcp.running {
 		return dst
 	}
@@ -114,6 +127,35 @@ func (e *Encoder) mcpResult(dst []byte, ev transform.Event) []byte {
 		failed, outcome = ev.Tool.Status != transform.ToolCompleted, ev.Tool.Output
 	}
 	return e.mcpEnd(dst, i, failed, outcome)
+}
+
+// mcpAwait shows a call that waits for the user's approval (CONTRACT.md
+// §13, tools a route marks approve) as OpenAI shows its hosted MCP tool's
+// (require_approval): an mcp_approval_request item {id, server_label,
+// name, arguments}, whose id the client sends back as an
+// mcp_approval_response's approval_request_id. The mcp_call item the
+// model's call opened ends incomplete (the call did not run); the next
+// request's mcp_approval_response resumes it in a new response, as a new
+// mcp_call. Only approvals are asked on this protocol; any other question
+// fails the call, saying so.
+func (e *Encoder) mcpAwait(dst []byte, ev transform.Event) []byte {
+	i := e.mcpItem(ev)
+	if i < 0 {
+		return dst
+	}
+	if ev.Tool.Await == nil || ev.Tool.Await.Kind != transform.AwaitApproval || ev.Tool.Await.ID == "" {
+		e.items[i].mcp.running = true
+		return e.mcpEnd(dst, i, true, "the tool call waits for an answer this protocol cannot ask for")
+	}
+	dst = e.closeText(dst, e.kindOpen())
+	dst = e.mcpArgsDone(dst, i)
+	call := &e.items[i]
+	call.mcp.running, call.mcp.cut = false, true
+	dst = e.itemDone(dst, i)
+	call = &e.items[i]
+	args := append([]byte(nil), call.text...)
+	dst, j := e.addItem(dst, item{kind: itemApproval, callID: ev.Tool.Await.ID, name: call.name, text: args, mcp: &mcpCall{server: call.mcp.server}})
+	return e.itemDone(dst, j)
 }
 
 // mcpEnd sends mcp_call i's outcome event and its output_item.done.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmstream/llmstream/transform/chatmsg"
 	"github.com/llmstream/llmstream/transform/jsonout"
+	"github.com/llmstream/llmstream/transform/request"
 )
 
 // A client sends back the mcp_call items of a response whose rounds ran
@@ -20,8 +21,11 @@ import (
 // is answered with a note that says so: a call without its tool message is
 // refused by OpenAI-compatible servers. Nothing in an mcp_call is a 400:
 // a missing id or arguments get a stand-in, a call without a name is left
-// out. mcp_list_tools, mcp_approval_request and mcp_approval_response
-// items have no chat counterpart and are left out (item:…, in LeftOut).
+// out. mcp_list_tools and mcp_approval_request items have no chat
+// counterpart and are left out (item:…, in LeftOut). An
+// mcp_approval_response answers a call that waits for the user's
+// approval (CONTRACT.md §13, mcp.go's mcpAwait): it is Info.Approvals,
+// which resumes that call, and no message.
 
 // mcpUnfinished is the tool message of a call that came back without an
 // outcome.
@@ -106,4 +110,35 @@ func mcpOutcome(obj map[string]json.RawMessage) string {
 		}
 	}
 	return mcpUnfinished
+}
+
+// maxApprovals bounds the mcp_approval_response items read from one
+// request.
+const maxApprovals = 64
+
+// approval reads mcp_approval_response item i {approval_request_id,
+// approve, reason?}: the id a non-empty string, approve a boolean, reason
+// a string when present; else 400 naming the item.
+func (c *converter) approval(i int, obj map[string]json.RawMessage) *request.Error {
+	id := stringOf(obj["approval_request_id"])
+	if kindOf(obj["approval_request_id"]) != '"' || id == "" || len(id) > 512 {
+		return badRequest(CodeInvalidInput, itemParam(i), itemParam(i)+` is an mcp_approval_response without its "approval_request_id" (a non-empty string)`)
+	}
+	approve := kindOf(obj["approve"])
+	if approve != 't' && approve != 'f' {
+		return badRequest(CodeInvalidInput, itemParam(i), itemParam(i)+` is an mcp_approval_response without "approve" (a boolean)`)
+	}
+	reason := ""
+	switch kindOf(obj["reason"]) {
+	case 0, 'n':
+	case '"':
+		reason = stringOf(obj["reason"])
+	default:
+		return badRequest(CodeInvalidInput, itemParam(i), itemParam(i)+`'s "reason" must be a string`)
+	}
+	if len(c.approvals) >= maxApprovals {
+		return badRequest(CodeInvalidInput, itemParam(i), "too many mcp_approval_response items (at most 64)")
+	}
+	c.approvals = append(c.approvals, request.Approval{ID: id, Approved: approve == 't', Reason: reason})
+	return nil
 }

@@ -54,6 +54,9 @@ func (e *Encoder) appendPartRef(dst []byte, i int, name string, j int) []byte {
 // response's base id, and the output index, so that ids are unique and
 // stable without state.
 func (e *Encoder) appendItemID(dst []byte, i int) []byte {
+	if it := &e.items[i]; it.kind == itemApproval {
+		return jsonout.AppendStringS(dst, it.callID)
+	}
 	dst = append(dst, '"')
 	dst = append(dst, idPrefix[e.items[i].kind]...)
 	dst = jsonout.AppendStringBodyS(dst, e.base)
@@ -110,6 +113,13 @@ func (e *Encoder) appendItem(dst []byte, i int, whole bool) []byte {
 		dst = append(dst, ']')
 	case itemMCP:
 		dst = e.appendMCPItem(dst, i, whole)
+	case itemApproval:
+		dst = append(dst, `,"type":"mcp_approval_request","server_label":`...)
+		dst = jsonout.AppendStringS(dst, it.mcp.server)
+		dst = append(dst, `,"name":`...)
+		dst = jsonout.AppendStringS(dst, it.name)
+		dst = append(dst, `,"arguments":`...)
+		dst = jsonout.AppendString(dst, it.text)
 	default:
 		dst = append(dst, `,"type":"function_call","status":"`...)
 		dst = append(dst, status...)

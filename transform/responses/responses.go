@@ -182,7 +182,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindToolRun:
 		dst = e.mcpRun(dst, ev)
 	case transform.KindToolResult:
-		dst = e.mcpResult(dst, ev)
+		if ev.Tool != nil && ev.Tool.Status == transform.ToolAwaiting {
+			dst = e.mcpAwait(dst, ev)
+		} else {
+			dst = e.mcpResult(dst, ev)
+		}
 	case transform.KindRoundStart:
 		// A round's answer is a message of its own (mcp.go).
 		dst = e.closeText(dst, e.kindOpen())

@@ -25,6 +25,9 @@ const maxCalls = 1 << 10
 // tool_result has not.
 type runningCall struct {
 	id, name, label string
+	// image is the call's image mode when it generates images, prompt
+	// its prompt argument (specs/002 §3.7).
+	image, prompt string
 }
 
 // appendToolRun appends tool_start for a server call the gateway starts,
@@ -42,8 +45,35 @@ func (e *Encoder) appendToolRun(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	dst = e.beginReply(dst)
-	e.runs = append(e.runs, runningCall{id: ev.ID, name: ev.Name, label: label})
+	rc := runningCall{id: ev.ID, name: ev.Name, label: label}
+	if ev.Tool != nil && ev.Tool.Image != "" {
+		rc.image, rc.prompt = ev.Tool.Image, promptOf(ev.Text)
+	}
+	e.runs = append(e.runs, rc)
 	e.starts = append(e.starts, ev.ID)
+	dst = e.appendStart(dst, ev, label)
+	if rc.image != "" {
+		// An image tool shows a skeleton while it runs.
+		dst = appendImageGenerating(dst, ev.ID, rc.prompt)
+	}
+	return dst
+}
+
+// appendStart appends a server call's tool_start.
+func (e *Encoder) appendStart(dst []byte, ev transform.Event, label string) []byte {
+	if ev.Tool != nil && ev.Tool.AgentID != "" {
+		// A call that consults a sub-agent (specs/002 §3.3): tool_start
+		// names the agent and its avatar.
+		dst = appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
+		dst = dst[:len(dst)-len("}\n\n")]
+		dst = append(dst, `,"agentId":`...)
+		dst = jsonout.AppendStringS(dst, ev.Tool.AgentID)
+		if ev.Tool.AgentAvatar != "" {
+			dst = append(dst, `,"agentAvatarUrl":`...)
+			dst = jsonout.AppendStringS(dst, ev.Tool.AgentAvatar)
+		}
+		return append(dst, "}\n\n"...)
+	}
 	return appendToolStart(dst, ev.ID, ev.Name, label, ev.Text)
 }
 
@@ -86,13 +116,120 @@ func (e *Encoder) appendToolResult(dst []byte, ev transform.Event) []byte {
 		return dst
 	}
 	status, output := transform.ToolFailed, ""
+	rc := e.runs[i]
 	if ev.Tool != nil {
+		if ev.Tool.Status == transform.ToolAwaiting && ev.Tool.Await != nil {
+			return e.appendAwaiting(dst, i, ev.Tool.Await)
+		}
 		output = ev.Tool.Output
-		if ev.Tool.Status == transform.ToolCompleted {
+		if ev.Tool.Status == transform.ToolCompleted || ev.Tool.Status == transform.ToolDenied {
+			// A declined call is no failure: the user chose, and the
+			// message says so.
 			status = transform.ToolCompleted
 		}
 	}
 	dst = e.appendResultOf(dst, i, status, output)
+	if ev.Tool != nil {
+		dst = appendArtifactResources(dst, ev.Tool.Artifacts)
+		if rc.image != "" || len(ev.Tool.Images) > 0 {
+			dst = appendImageGeneration(dst, ev.ID, rc.prompt, rc.image, ev.Tool.Images)
+		}
+	}
+	return dst
+}
+
+// appendArtifactResources appends a resource event (specs/002 §3.8) per
+// artifact of a result, after its tool_result: a file as resourceType
+// "file" {url, name, type} with its name as the fallback text, the
+// route's event of the tool as resourceType <event> with the result's
+// data. The component shows them as parts of the reply, and the
+// conversation stores them in its parts.
+func appendArtifactResources(dst []byte, arts []transform.Artifact) []byte {
+	for _, a := range arts {
+		dst = append(dst, "event: resource\ndata: {\"resourceType\":"...)
+		if a.Kind == transform.ArtifactResource {
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"data":`...)
+			dst = jsonout.AppendOrString(dst, a.Data)
+			dst = append(dst, "}\n\n"...)
+			continue
+		}
+		dst = jsonout.AppendStringS(dst, a.Kind)
+		dst = append(dst, `,"data":`...)
+		if a.Kind == transform.ArtifactFile {
+			dst = append(dst, `{"url":`...)
+			dst = jsonout.AppendStringS(dst, a.URL)
+			dst = append(dst, `,"name":`...)
+			dst = jsonout.AppendStringS(dst, a.Name)
+			dst = append(dst, `,"type":`...)
+			dst = jsonout.AppendStringS(dst, a.Type)
+			dst = append(dst, `},"fallbackText":`...)
+			dst = jsonout.AppendStringS(dst, fileLabel+a.Name)
+		} else {
+			dst = jsonout.AppendOrString(dst, a.Data)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return dst
+}
+
+// fileLabel starts a file resource's fallback text.
+const fileLabel = "文件："
+
+// appendAwaiting appends the tool_result of a call that waits for the user
+// (CONTRACT.md §13, specs/002 §3.3): an approval or a choice as mode
+// "interactive", status "awaiting_user", with its options (the component
+// then posts the user's pick to /tool-response); a form as mode
+// "ask_user", followed by the ask_user event with its questions (the
+// component sends the answers as the next message, §3.4).
+func (e *Encoder) appendAwaiting(dst []byte, i int, w *transform.Await) []byte {
+	c := e.runs[i]
+	e.runs = append(e.runs[:i], e.runs[i+1:]...)
+	mode := "interactive"
+	if w.Kind == transform.AwaitForm {
+		mode = "ask_user"
+	}
+	dst = append(dst, "event: tool_result\ndata: {\"id\":"...)
+	dst = jsonout.AppendStringS(dst, c.id)
+	dst = append(dst, `,"name":`...)
+	dst = jsonout.AppendStringS(dst, c.name)
+	dst = append(dst, `,"label":`...)
+	dst = jsonout.AppendStringS(dst, c.label)
+	dst = append(dst, `,"mode":"`...)
+	dst = append(dst, mode...)
+	dst = append(dst, `","status":"awaiting_user","message":`...)
+	dst = jsonout.AppendStringS(dst, w.Message)
+	if w.Kind != transform.AwaitForm {
+		dst = append(dst, `,"options":[`...)
+		for j, o := range w.Options {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonout.AppendStringS(dst, o.ID)
+			dst = append(dst, `,"label":`...)
+			dst = jsonout.AppendStringS(dst, o.Label)
+			if o.Description != "" {
+				dst = append(dst, `,"description":`...)
+				dst = jsonout.AppendStringS(dst, o.Description)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, "}\n\n"...)
+	if w.Kind == transform.AwaitForm {
+		qs := make([]AskUserQuestion, 0, len(w.Questions))
+		for _, q := range w.Questions {
+			aq := AskUserQuestion{ID: q.ID, Prompt: q.Prompt, AllowFreeText: q.AllowFreeText, AllowMultiple: q.AllowMultiple,
+				FreeTextPlaceholder: q.Placeholder}
+			for _, o := range q.Options {
+				aq.Options = append(aq.Options, AskUserOption{ID: o.ID, Label: o.Label})
+			}
+			qs = append(qs, aq)
+		}
+		dst = appendAskUserEvent(dst, qs)
+	}
 	return dst
 }
 

@@ -2,6 +2,7 @@ package skillpet
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 
 	"github.com/llmstream/llmstream/transform/jsonout"
@@ -69,4 +70,24 @@ func (e *Encoder) appendArtifacts(dst, raw []byte) []byte {
 func isEmptyArray(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) >= 2 && raw[0] == '[' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0 && raw[len(raw)-1] == ']'
+}
+
+// appendResourceUpdated appends resource_updated {key, snapshot} (specs/002
+// §3.6): a resource the route subscribes to changed. The snapshot is an
+// object in the spec: any other JSON value is sent as {"value": …}, and
+// one that is not JSON is left out.
+func appendResourceUpdated(dst []byte, key string, snapshot []byte) []byte {
+	dst = append(dst, "event: resource_updated\ndata: {\"key\":"...)
+	dst = jsonout.AppendStringS(dst, key)
+	snap := bytes.TrimSpace(snapshot)
+	switch {
+	case len(snap) > 0 && snap[0] == '{' && json.Valid(snap):
+		dst = append(dst, `,"snapshot":`...)
+		dst, _ = jsonout.AppendCompact(dst, snap)
+	case len(snap) > 0 && json.Valid(snap):
+		dst = append(dst, `,"snapshot":{"value":`...)
+		dst, _ = jsonout.AppendCompact(dst, snap)
+		dst = append(dst, '}')
+	}
+	return append(dst, "}\n\n"...)
 }

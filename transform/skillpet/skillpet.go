@@ -149,6 +149,10 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 		dst = e.appendToolResult(dst, ev)
 	case transform.KindRoundStart:
 		dst = e.appendRound(dst)
+	case transform.KindResourceUpdated:
+		dst = appendResourceUpdated(dst, ev.Name, ev.Text)
+	case transform.KindAgent:
+		dst = e.appendAgent(dst, ev)
 	case transform.KindClarify:
 		if ev.Clarify != nil {
 			dst = e.beginReply(dst)

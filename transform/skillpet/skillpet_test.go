@@ -21,11 +21,19 @@ var shapes = map[string]string{
 	"token":               "content",
 	"status":              "message",
 	"round_start":         "round",
-	"tool_start":          "id name label ? args",
-	"tool_result":         "id name label mode status message",
+	"tool_start":          "id name label ? args agentId agentAvatarUrl",
+	"tool_result":         "id name label mode status message ? options",
 	"tool_args_heartbeat": "status",
 	"ask_user":            "questions",
 	"resource":            "resourceType data ? fallbackText",
+	"resource_updated":    "key ? snapshot",
+	"image_generating":    "id ? prompt",
+	"image_generation":    "id images mode ? prompt minSelect maxSelect actions",
+	"agent_thinking":      "id t agentName agentId",
+	"agent_token":         "id t agentName agentId",
+	"agent_tool_start":    "parentId name label",
+	"agent_tool_result":   "parentId name summary status",
+	"agent_round":         "id",
 	"done":                "conversationId",
 	"error":               "message",
 }
@@ -112,7 +120,15 @@ func checkStream(out []byte) error {
 				return fmt.Errorf("round_start while thinking is open")
 			}
 		case "tool_result":
-			if m["mode"] != "auto" || m["status"] != "completed" && m["status"] != "error" {
+			switch {
+			case m["mode"] == "auto" && (m["status"] == "completed" || m["status"] == "error"):
+			case m["mode"] == "interactive" && m["status"] == "awaiting_user":
+				// specs/002 §3.3: the user picks one of the options.
+				if opts, ok := m["options"].([]any); !ok || len(opts) == 0 {
+					return fmt.Errorf("an interactive tool_result without options")
+				}
+			case m["mode"] == "ask_user" && m["status"] == "awaiting_user":
+			default:
 				return fmt.Errorf("tool_result mode %v status %v", m["mode"], m["status"])
 			}
 		case "tool_args_heartbeat":
@@ -252,6 +268,70 @@ func TestEvents(t *testing.T) {
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which class?","options":[{"id":"opt-0","label":"7A"},{"id":"opt-1","label":"7B"}],"allowFreeText":true,"hint":"needClassId"}]}`}},
 		{"clarify_without_options", nil, []transform.Event{{Kind: transform.KindClarify, Clarify: &transform.Clarify{Question: "Which?"}}},
 			[]string{`ask_user {"questions":[{"id":"clarify","prompt":"Which?","options":[],"allowFreeText":true}]}`}},
+		{"interactive_tool_awaits", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "choose", `{}`, "选方向", "demo", 1),
+			encodertest.ToolAwait(0, "c1", "choose", transform.Await{Kind: transform.AwaitChoice, Message: "请确认创意方向",
+				Options: []transform.Option{{ID: "approve", Label: "确认可行", Description: "继续推进"}, {ID: "revise", Label: "需要调整"}}}),
+			encodertest.Finish("tool_calls"),
+		}, []string{`tool_start {"id":"c1","name":"choose","label":"选方向","args":{}}`,
+			`tool_result {"id":"c1","name":"choose","label":"选方向","mode":"interactive","status":"awaiting_user","message":"请确认创意方向","options":[{"id":"approve","label":"确认可行","description":"继续推进"},{"id":"revise","label":"需要调整"}]}`,
+			`done {"conversationId":"msg-1"}`}},
+		{"artifact_resources", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "generate_pptx", `{}`, "PPT", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "generate_pptx", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "file-ready", URL: "/a?llmstream_file=f1", Name: "deck.pptx", Type: "application/pptx"},
+					{Kind: "quiz-complete", Data: []byte(`{"n":2}`)}}}},
+		}, []string{`tool_start {"id":"c1","name":"generate_pptx","label":"PPT","args":{}}`,
+			`tool_result {"id":"c1","name":"generate_pptx","label":"PPT","mode":"auto","status":"completed","message":"ok"}`,
+			`resource {"resourceType":"file-ready","data":{"url":"/a?llmstream_file=f1","name":"deck.pptx","type":"application/pptx"},"fallbackText":"文件：deck.pptx"}`,
+			`resource {"resourceType":"quiz-complete","data":{"n":2}}`}},
+		{"image_tool", nil, []transform.Event{
+			{Kind: transform.KindToolRun, Index: 0, ID: "c1", Name: "generate_image", Text: []byte(`{"prompt":"一只猫","count":2}`),
+				Tool: &transform.Tool{Label: "生成图片", Server: "demo", Round: 1, Image: "single_select"}},
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "generate_image", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "2 images",
+				Images: []transform.Image{{ID: "img-0", URL: "/s?llmstream_file=a"}, {ID: "img-1", URL: "/s?llmstream_file=b", Label: "B"}}}},
+		}, []string{`tool_start {"id":"c1","name":"generate_image","label":"生成图片","args":{"prompt":"一只猫","count":2}}`,
+			`image_generating {"id":"img-c1","prompt":"一只猫"}`,
+			`tool_result {"id":"c1","name":"generate_image","label":"生成图片","mode":"auto","status":"completed","message":"2 images"}`,
+			`image_generation {"id":"img-c1","prompt":"一只猫","images":[{"id":"img-0","url":"/s?llmstream_file=a"},{"id":"img-1","url":"/s?llmstream_file=b","label":"B"}],"mode":"single_select","minSelect":1,"maxSelect":1}`}},
+		{"agent_tool_start_and_stream", nil, []transform.Event{
+			{Kind: transform.KindToolRun, Index: 0, ID: "c1", Name: "consult_agent", Text: []byte(`{"agent":"analyst"}`),
+				Tool: &transform.Tool{Label: "委托分析师", AgentID: "analyst", AgentName: "分析师", AgentAvatar: "/a.png"}},
+			{Kind: transform.KindAgent, ID: "c1", Code: transform.AgentThinking, Text: []byte("想"), Tool: &transform.Tool{AgentID: "analyst", AgentName: "分析师"}},
+			{Kind: transform.KindAgent, ID: "c1", Code: transform.AgentToolStart, Name: "save", Tool: &transform.Tool{Label: "保存", AgentID: "analyst"}},
+			{Kind: transform.KindAgent, ID: "c1", Code: transform.AgentToolResult, Name: "save", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok\nmore", AgentID: "analyst"}},
+			{Kind: transform.KindAgent, ID: "c1", Code: transform.AgentRound, Tool: &transform.Tool{AgentID: "analyst"}},
+			{Kind: transform.KindAgent, ID: "c1", Code: transform.AgentToken, Text: []byte("结论"), Tool: &transform.Tool{AgentID: "analyst", AgentName: "分析师"}},
+			{Kind: transform.KindAgent, ID: "other", Code: transform.AgentToken, Text: []byte("x"), Tool: &transform.Tool{}},
+		}, []string{`tool_start {"id":"c1","name":"consult_agent","label":"委托分析师","args":{"agent":"analyst"},"agentId":"analyst","agentAvatarUrl":"/a.png"}`,
+			`agent_thinking {"id":"c1","t":"想","agentName":"分析师","agentId":"analyst"}`,
+			`agent_tool_start {"parentId":"c1","name":"save","label":"保存"}`,
+			`agent_tool_result {"parentId":"c1","name":"save","summary":"ok","status":"completed"}`,
+			`agent_round {"id":"c1"}`,
+			`agent_token {"id":"c1","t":"结论","agentName":"分析师","agentId":"analyst"}`}},
+		{"resource_updated", nil, []transform.Event{
+			{Kind: transform.KindResourceUpdated, Name: "bookPlan", Text: []byte(`{"status": "planning"}`)},
+			{Kind: transform.KindResourceUpdated, Name: "units", Text: []byte(`[1,2]`)},
+			{Kind: transform.KindResourceUpdated, Name: "x", Text: []byte(`not json`)},
+		}, []string{`resource_updated {"key":"bookPlan","snapshot":{"status":"planning"}}`,
+			`resource_updated {"key":"units","snapshot":{"value":[1,2]}}`, `resource_updated {"key":"x"}`}},
+		{"json_resource_part", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "extract", `{}`, "提取", "s", 1),
+			{Kind: transform.KindToolResult, Index: 0, ID: "c1", Name: "extract", Tool: &transform.Tool{Status: transform.ToolCompleted, Output: "ok",
+				Artifacts: []transform.Artifact{{Kind: "resource", Name: "characters", Data: []byte(`[{"name":"叶无锋"}]`)}}}},
+		}, []string{`tool_start {"id":"c1","name":"extract","label":"提取","args":{}}`,
+			`tool_result {"id":"c1","name":"extract","label":"提取","mode":"auto","status":"completed","message":"ok"}`,
+			`resource {"resourceType":"characters","data":[{"name":"叶无锋"}]}`}},
+		{"elicited_form_awaits", nil, []transform.Event{
+			encodertest.ToolRun(0, "c1", "signup", `{}`, "signup", "ev", 1),
+			encodertest.ToolAwait(0, "c1", "signup", transform.Await{Kind: transform.AwaitForm, Message: "Fill in",
+				Questions: []transform.Question{{ID: "name", Prompt: "Name", AllowFreeText: true, Placeholder: "Your name"},
+					{ID: "pets", Prompt: "Pets", AllowMultiple: true, Options: []transform.Option{{ID: "p1", Label: "Cats"}}}}}),
+			encodertest.Finish("tool_calls"),
+		}, []string{`tool_start {"id":"c1","name":"signup","label":"signup","args":{}}`,
+			`tool_result {"id":"c1","name":"signup","label":"signup","mode":"ask_user","status":"awaiting_user","message":"Fill in"}`,
+			`ask_user {"questions":[{"id":"name","prompt":"Name","options":[],"allowFreeText":true,"freeTextPlaceholder":"Your name"},{"id":"pets","prompt":"Pets","options":[{"id":"p1","label":"Cats"}],"allowMultiple":true}]}`,
+			`done {"conversationId":"msg-1"}`}},
 		{"error_without_text", nil, []transform.Event{encodertest.Failure("upstream_timeout", "")},
 			[]string{`error {"message":"upstream_timeout"}`}},
 		{"ignored_kinds", nil, []transform.Event{

@@ -87,6 +87,10 @@ func Token(ev transform.Event) string {
 			return fmt.Sprintf("RES%d", ev.Index)
 		}
 		return fmt.Sprintf("RES%d(%s %q)", ev.Index, ev.Tool.Status, ev.Tool.Output)
+	case transform.KindResourceUpdated:
+		return fmt.Sprintf("RU(%s %s)", ev.Name, ev.Text)
+	case transform.KindAgent:
+		return fmt.Sprintf("AG(%s %s %s %q)", ev.ID, ev.Code, ev.Name, ev.Text)
 	case transform.KindRoundStart:
 		return fmt.Sprintf("ROUND(%d)", ev.Index)
 	case transform.KindToolArgsDelta:

@@ -29,9 +29,11 @@ var skillpetShapes = map[string]string{
 // body (specs/002 §2.3), whose errors are {"error": CODE, "message": …}:
 // every failure before the stream as CHAT_FAILED, a bad request as
 // MISSING_PARAMS or its upper-case code. Its thinking events show the
-// reasoning, phases under their titles.
+// reasoning, phases under their titles; its request turns thinking on,
+// as the component's toggle does (specs/002 §3.2: thinking is sent only
+// when enableThinking is true).
 var skillpetClient = &Client{
-	Protocol: "skillpet", Request: `{"projectId":"p1","message":"hi"}`, RequestFormat: "skillpet",
+	Protocol: "skillpet", Request: `{"projectId":"p1","message":"hi","enableThinking":true}`, RequestFormat: "skillpet",
 	Missing:     [3]string{`{"message":"hi"}`, "MISSING_PARAMS", "projectId"},
 	RefusalCode: func(string) string { return "CHAT_FAILED" },
 	ErrorCode: func(code string) string {

@@ -4,7 +4,7 @@
 // route with `protocol aisdk` and `request_format aisdk`. Nothing here knows
 // llmstream: the page renders what the SDK assembles. It has no DOM code, so
 // it runs in a browser and, headless, in Node (e2e/test/page.test.mjs).
-import { AbstractChat, DefaultChatTransport } from 'ai';
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 
 /**
  * ObservableState is the ChatState a framework binding provides (React's
@@ -35,7 +35,15 @@ export class ObservableState {
 export class PageChat extends AbstractChat {
   constructor({ api, onChange, ...options }) {
     const state = new ObservableState(onChange);
-    super({ ...options, state, transport: new DefaultChatTransport({ api }) });
+    // Once every approval the gateway asked for is answered
+    // (addToolApprovalResponse), the answers go back at once: llmstream
+    // resumes the waiting calls on that request's stream.
+    super({
+      ...options,
+      state,
+      transport: new DefaultChatTransport({ api }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
     this.observable = state;
   }
 

@@ -26,5 +26,10 @@ $('form').addEventListener('submit', (e) => {
   chat.sendMessage({ text });
 });
 $('stop').addEventListener('click', () => chat.stop());
+// An approval's buttons (render.js) answer the call that waits for it.
+$('messages').addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-approval-id]');
+  if (b) chat.addToolApprovalResponse({ id: b.dataset.approvalId, approved: b.dataset.approved === 'true' });
+});
 
 if (params.get('q')) chat.sendMessage({ text: params.get('q') });

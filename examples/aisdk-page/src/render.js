@@ -23,6 +23,14 @@ export function renderPart(part) {
       (part.title ? ` <span class="title">${escape(part.title)}</span>` : '') +
       `</div>` +
       `<pre class="input">${json(part.input)}</pre>` +
+      // A call that waits for the user's approval (a tool the route marks
+      // approve): the buttons answer it (main.js, addToolApprovalResponse).
+      (part.state === 'approval-requested'
+        ? `<div class="approval">` +
+          `<button type="button" data-approval-id="${escape(part.approval.id)}" data-approved="true">Approve</button>` +
+          `<button type="button" data-approval-id="${escape(part.approval.id)}" data-approved="false">Deny</button></div>`
+        : '') +
+      (part.state === 'output-denied' ? `<div class="denied">denied</div>` : '') +
       (part.state === 'output-available' ? `<pre class="output">${output(part.output)}</pre>` : '') +
       (part.errorText ? `<div class="error">${escape(part.errorText)}</div>` : '') +
       `</div>`
@@ -54,6 +62,14 @@ export function renderPart(part) {
     }
     case 'data-violations':
       return `<div class="part violations">format violations: ${part.data.violations.map((v) => `<code>${escape(v.code)}</code>`).join(' ')}</div>`;
+    case 'data-file-ready':
+      return `<div class="part file"><a href="${escape(part.data.url)}" download="${escape(part.data.name)}">${escape(part.data.name)}</a> <span class="type">${escape(part.data.type)}</span></div>`;
+    case 'data-resource-updated':
+      return `<div class="part resource" data-key="${escape(part.data.key)}"><div class="label">${escape(part.data.key)}</div><pre>${json(part.data.snapshot)}</pre></div>`;
+    case 'file':
+      return part.mediaType?.startsWith('image/')
+        ? `<img class="part image" src="${escape(part.url)}" alt="">`
+        : `<div class="part file"><a href="${escape(part.url)}">${escape(part.filename ?? part.url)}</a></div>`;
     case 'step-start':
       return '';
     default:
