@@ -27,6 +27,9 @@ func (l *flakyLock) Append(_ context.Context, recs ...conversation.Record) error
 }
 func (l *flakyLock) Clear(context.Context) error   { return nil }
 func (l *flakyLock) Release(context.Context) error { return nil }
+func (l *flakyLock) Replace(context.Context, conversation.Record) error {
+	return conversation.ErrNoRecord
+}
 
 // TestAppendRetrying: a reply whose store is down for a moment (a Redis
 // restarting) is stored once it is back, before the client's terminal
