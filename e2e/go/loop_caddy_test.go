@@ -127,16 +127,8 @@ func TestLoopCaddyAnthropicBeta(t *testing.T) {
 		Model: "m", MaxTokens: 1000, Betas: []anthropic.AnthropicBeta{"mcp-client-2025-04-04"},
 		Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Look it up."))},
 	})
-	defer stream.Close()
 	var msg anthropic.BetaMessage
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	accumulate(t, stream, &msg)
 	var types []string
 	uses := map[string]string{}
 	var order []string
@@ -190,16 +182,8 @@ func TestLoopCaddyAnthropicPlain(t *testing.T) {
 		Model: "m", MaxTokens: 1000,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Look it up."))},
 	})
-	defer stream.Close()
 	var msg anthropic.Message
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	accumulate(t, stream, &msg)
 	var got []string
 	for _, b := range msg.Content {
 		got = append(got, b.Type+":"+b.Text)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -61,16 +62,8 @@ func TestLoopAnthropicBetaAccumulate(t *testing.T) {
 		Model: "m", MaxTokens: 100, Betas: []anthropic.AnthropicBeta{"mcp-client-2025-11-20"},
 		Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("What is Caddy?"))},
 	})
-	defer stream.Close()
 	var msg anthropic.BetaMessage
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	accumulate(t, stream, &msg)
 	var types []string
 	var uses, results []string
 	for _, b := range msg.Content {
@@ -113,16 +106,8 @@ func TestLoopAnthropicWithoutTheBeta(t *testing.T) {
 		Model: "m", MaxTokens: 100,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is Caddy?"))},
 	})
-	defer stream.Close()
 	var msg anthropic.Message
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	accumulate(t, stream, &msg)
 	var got []string
 	for _, b := range msg.Content {
 		got = append(got, b.Type+":"+b.Text+b.Thinking)
@@ -242,5 +227,21 @@ func TestLoopChatCompletionAccumulator(t *testing.T) {
 			t.Errorf("%s: %q %q %s, want %q %q %s", tc.scenario, m.Content, calls, acc.Choices[0].FinishReason, tc.content, tc.calls, tc.finish)
 		}
 		stream.Close()
+	}
+}
+
+// accumulate reads an Anthropic stream to its end into msg with the SDK's
+// own Accumulate (Message or BetaMessage), as a client assembles a reply,
+// and fails on an error of either.
+func accumulate[E any, M interface{ Accumulate(E) error }](t *testing.T, stream *ssestream.Stream[E], msg M) {
+	t.Helper()
+	defer stream.Close()
+	for stream.Next() {
+		if err := msg.Accumulate(stream.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
