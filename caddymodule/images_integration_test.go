@@ -32,28 +32,7 @@ func TestImages(t *testing.T) {
 			tool_calls_file testdata/loop/no_calls.json
 		}
 	}
-	handle /conv/* {
-		llm_stream {
-			format text
-			model m
-			protocol skillpet
-			request_format skillpet
-			conversation {
-				store file `+dir+`
-			}
-			tools {
-				mcp demo {
-					builtin demo
-					image generate_image single_select
-				}
-			}
-		}
-		rewrite * /mock/v1/chat/completions
-		reverse_proxy {http.request.hostport} {
-			flush_interval -1
-		}
-	}
-`)
+`+demoConvRoute(dir, "image generate_image single_select"))
 	c := newChatClient(t, s.url("/conv"), "Bearer u1")
 	evs := c.stream("p1", "draw a cat")
 	if names := eventNames(evs); !strings.Contains(names, "tool_start image_generating tool_result image_generation round_start") {

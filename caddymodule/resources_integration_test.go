@@ -29,28 +29,7 @@ func TestResourceUpdated(t *testing.T) {
 			tool_calls_file testdata/loop/no_calls.json
 		}
 	}
-	handle /conv/* {
-		llm_stream {
-			format text
-			model m
-			protocol skillpet
-			request_format skillpet
-			conversation {
-				store file `+dir+`
-			}
-			tools {
-				mcp demo {
-					builtin demo
-					subscribe demo://story/plan bookPlan
-				}
-			}
-		}
-		rewrite * /mock/v1/chat/completions
-		reverse_proxy {http.request.hostport} {
-			flush_interval -1
-		}
-	}
-`)
+`+demoConvRoute(dir, "subscribe demo://story/plan bookPlan"))
 	c := newChatClient(t, s.url("/conv"), "Bearer u1")
 	evs := c.stream("p1", "plan my story")
 	names := eventNames(evs)
@@ -85,29 +64,7 @@ func TestSearchToolsAndCapabilities(t *testing.T) {
 			reply_text "ok"
 		}
 	}
-	handle /conv/* {
-		llm_stream {
-			format text
-			model m
-			protocol skillpet
-			request_format skillpet
-			conversation {
-				store file `+dir+`
-			}
-			tools {
-				mcp demo {
-					builtin demo
-					search search_knowledge
-					image generate_image multi_select
-				}
-			}
-		}
-		rewrite * /mock/v1/chat/completions
-		reverse_proxy {http.request.hostport} {
-			flush_interval -1
-		}
-	}
-`)
+`+demoConvRoute(dir, "search search_knowledge", "image generate_image multi_select"))
 	c := newChatClient(t, s.url("/conv"), "Bearer u1")
 	offered := func(search bool) string {
 		clearRecorded(t, s)
@@ -128,4 +85,32 @@ func TestSearchToolsAndCapabilities(t *testing.T) {
 	if !gjson.Get(body, "capabilities.search.enabled").Bool() || !gjson.Get(body, "capabilities.imageGeneration.enabled").Bool() {
 		t.Errorf("capabilities: %s", gjson.Get(body, "capabilities").Raw)
 	}
+}
+
+// demoConvRoute is a skillpet conversation route (its store in dir) in
+// front of the site's /mock/ upstream, with the built-in demo server and
+// the settings given for its server block, one a line.
+func demoConvRoute(dir string, demo ...string) string {
+	return `	handle /conv/* {
+		llm_stream {
+			format text
+			model m
+			protocol skillpet
+			request_format skillpet
+			conversation {
+				store file ` + dir + `
+			}
+			tools {
+				mcp demo {
+					builtin demo
+					` + strings.Join(demo, "\n\t\t\t\t\t") + `
+				}
+			}
+		}
+		rewrite * /mock/v1/chat/completions
+		reverse_proxy {http.request.hostport} {
+			flush_interval -1
+		}
+	}
+`
 }
