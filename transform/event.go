@@ -373,6 +373,20 @@ func (ev Event) Clone() Event {
 	return ev
 }
 
+// FailureMessage is a KindError event's message for protocols whose error
+// carries a message only (skillpet's error, the AI SDK's error chunk,
+// AG-UI's RUN_ERROR): its text, else its code, never empty, since an
+// empty message tells the user nothing and some clients reject it.
+func (ev Event) FailureMessage() string {
+	switch {
+	case len(ev.Text) > 0:
+		return string(ev.Text)
+	case ev.Code != "":
+		return ev.Code
+	}
+	return CodeUpstreamError
+}
+
 // Emit receives events from a producer. Event.Text is valid only until the
 // call returns.
 type Emit func(Event)

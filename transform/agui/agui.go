@@ -233,7 +233,7 @@ func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 	failed := ev.Kind == transform.KindError
 	msg := "the tool call did not finish"
 	if failed {
-		msg = errorText(ev)
+		msg = ev.FailureMessage()
 	} else {
 		dst = e.endStreamingCalls(dst)
 	}
@@ -270,18 +270,6 @@ func finishReason(code string, toolUse bool) string {
 		return "stop"
 	}
 	return code
-}
-
-// errorText is a failure's message, else its code: RUN_ERROR requires a
-// message, and an empty one tells the user nothing.
-func errorText(ev transform.Event) string {
-	switch {
-	case len(ev.Text) > 0:
-		return string(ev.Text)
-	case ev.Code != "":
-		return ev.Code
-	}
-	return transform.CodeUpstreamError
 }
 
 // AppendHeartbeat appends an SSE comment.

@@ -140,7 +140,7 @@ func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 	if ev.Kind == transform.KindFinish {
 		dst = e.abandonRuns(dst, "the tool call did not finish")
 	} else {
-		dst = e.abandonRuns(dst, errorText(ev))
+		dst = e.abandonRuns(dst, ev.FailureMessage())
 	}
 	dst = e.appendViolations(dst)
 	if ev.Kind == transform.KindFinish {
@@ -149,22 +149,10 @@ func (e *Encoder) appendEnd(dst []byte, ev transform.Event) []byte {
 		dst = append(dst, '"')
 	} else {
 		dst = append(dst, `data: {"type":"error","errorText":`...)
-		dst = jsonout.AppendStringS(dst, errorText(ev))
+		dst = jsonout.AppendStringS(dst, ev.FailureMessage())
 	}
 	dst = append(dst, "}\n\n"...)
 	return append(dst, doneLine...)
-}
-
-// errorText is a failure's message, else its code: never empty, the
-// SDK's error chunk requires one.
-func errorText(ev transform.Event) string {
-	switch {
-	case len(ev.Text) > 0:
-		return string(ev.Text)
-	case ev.Code != "":
-		return ev.Code
-	}
-	return transform.CodeUpstreamError
 }
 
 // appendStep ends the step of one round and starts the next's

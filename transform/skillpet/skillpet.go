@@ -177,11 +177,11 @@ func (e *Encoder) AppendEvent(dst []byte, ev transform.Event) []byte {
 	case transform.KindError:
 		e.done = true
 		dst = e.appendEnding(dst)
-		dst = e.abandonRuns(dst, errorMessage(ev))
+		dst = e.abandonRuns(dst, ev.FailureMessage())
 		// The spec's error has only a message: an empty one is replaced by
 		// the code, so that the user sees something.
 		dst = append(dst, "event: error\ndata: {\"message\":"...)
-		dst = jsonout.AppendStringS(dst, errorMessage(ev))
+		dst = jsonout.AppendStringS(dst, ev.FailureMessage())
 		dst = append(dst, "}\n\n"...)
 	}
 	return dst
@@ -223,19 +223,6 @@ func appendToolStart(dst []byte, id, name, label string, args []byte) []byte {
 		dst = obj
 	}
 	return append(dst, "}\n\n"...)
-}
-
-// errorMessage is the message of a failure: the spec's error has only a
-// message, so an empty one is replaced by the code, so that the user sees
-// something.
-func errorMessage(ev transform.Event) string {
-	switch {
-	case len(ev.Text) > 0:
-		return string(ev.Text)
-	case ev.Code != "":
-		return ev.Code
-	}
-	return transform.CodeUpstreamError
 }
 
 var _ transform.Repairer = (*Encoder)(nil)
