@@ -11,49 +11,9 @@ import (
 	"github.com/llmstream/llmstream/transform/agui"
 	"github.com/llmstream/llmstream/transform/encodertest"
 	"github.com/llmstream/llmstream/transform/format"
-	"github.com/llmstream/llmstream/transform/jsonout"
 	"github.com/llmstream/llmstream/transform/pipeline"
 	"github.com/llmstream/llmstream/transform/transformtest"
 )
-
-// sseReply builds an upstream chat-completions SSE body: reasoning as
-// native reasoning_content, reply as content, then calls as native
-// tool_calls, each cut into deltas of size bytes (on rune boundaries),
-// with the finish, usage and [DONE] chunks.
-func sseReply(reasoning, reply string, calls [][2]string, size int) []byte {
-	var b strings.Builder
-	head := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":`
-	tail := `,"finish_reason":null}]}` + "\n\n"
-	pieces := func(s string, each func(string)) {
-		for len(s) > 0 {
-			n := min(size, len(s))
-			for n < len(s) && s[n]&0xC0 == 0x80 {
-				n++
-			}
-			each(s[:n])
-			s = s[n:]
-		}
-	}
-	pieces(reasoning, func(p string) {
-		b.WriteString(head + `{"reasoning_content":` + string(jsonout.AppendStringS(nil, p)) + `}` + tail)
-	})
-	pieces(reply, func(p string) {
-		b.WriteString(head + `{"content":` + string(jsonout.AppendStringS(nil, p)) + `}` + tail)
-	})
-	finish := "stop"
-	for i, c := range calls {
-		finish = "tool_calls"
-		idx := string(rune('0' + i))
-		b.WriteString(head + `{"tool_calls":[{"index":` + idx + `,"id":"call_` + idx + `","type":"function","function":{"name":"` + c[0] + `","arguments":""}}]}` + tail)
-		pieces(c[1], func(p string) {
-			b.WriteString(head + `{"tool_calls":[{"index":` + idx + `,"function":{"arguments":` + string(jsonout.AppendStringS(nil, p)) + `}}]}` + tail)
-		})
-	}
-	b.WriteString(head + `{},"finish_reason":"` + finish + `"}]}` + "\n\n")
-	b.WriteString(`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":9,"total_tokens":16}}` + "\n\n")
-	b.WriteString("data: [DONE]\n\n")
-	return []byte(b.String())
-}
 
 // streamRun runs an upstream body, cut into chunks, through the pipeline
 // of format f and the agui encoder, and returns the client's bytes.
@@ -173,7 +133,7 @@ func TestSplitInvariance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := assemble(t, streamRun(t, tt.format, [][]byte{sseReply(tt.reasoning, tt.reply, tt.calls, 1<<20)}))
+			want := assemble(t, streamRun(t, tt.format, [][]byte{transformtest.SSEReply(tt.reasoning, tt.reply, tt.calls, 1<<20)}))
 			if want.Finished == nil || len(want.Messages) == 0 {
 				t.Fatalf("the reference reply assembled to %+v", want)
 			}
@@ -182,7 +142,7 @@ func TestSplitInvariance(t *testing.T) {
 			}
 			runs := 0
 			for _, size := range []int{1, 2, 5, 13, 64} {
-				body := sseReply(tt.reasoning, tt.reply, tt.calls, size)
+				body := transformtest.SSEReply(tt.reasoning, tt.reply, tt.calls, size)
 				splits := transformtest.Splits(body, int64(size), 20)
 				singles := len(splits) - 22 // whole, one byte each, 20 random
 				for i, chunks := range splits {
